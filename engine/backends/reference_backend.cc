@@ -1,0 +1,54 @@
+#include "engine/backends/reference_backend.h"
+
+#include <cstring>
+
+namespace dv {
+namespace {
+
+class BorrowedWeight final : public PackedWeight {
+ public:
+  const int8_t* w8t = nullptr;
+};
+
+class ReferenceBackend final : public Backend {
+ public:
+  std::string_view Name() const override { return "reference"; }
+  int NumThreads() const override { return 1; }
+
+  std::unique_ptr<PackedWeight> PackWeight(const int8_t* w8t, int64_t k, int64_t n) override {
+    auto w = std::make_unique<BorrowedWeight>();
+    w->w8t = w8t;
+    w->k = k;
+    w->n = n;
+    return w;
+  }
+
+  void MatmulI8(const int8_t* a, int64_t m, const PackedWeight& w, int32_t* c) override {
+    const auto& bw = static_cast<const BorrowedWeight&>(w);
+    MatmulI8Ref(a, m, w.k, bw.w8t, w.n, c);
+  }
+
+  void ParallelFor(int64_t n, const std::function<void(int64_t, int64_t, int)>& body) override {
+    if (n > 0) body(0, n, 0);
+  }
+};
+
+}  // namespace
+
+void MatmulI8Ref(const int8_t* a, int64_t m, int64_t k, const int8_t* w8t, int64_t n,
+                 int32_t* c) {
+  for (int64_t i = 0; i < m; ++i) {
+    int32_t* ci = c + i * n;
+    std::memset(ci, 0, static_cast<size_t>(n) * sizeof(int32_t));
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const int32_t av = a[i * k + kk];
+      if (av == 0) continue;
+      const int8_t* wrow = w8t + kk * n;
+      for (int64_t j = 0; j < n; ++j) ci[j] += av * wrow[j];
+    }
+  }
+}
+
+std::unique_ptr<Backend> MakeReferenceBackend() { return std::make_unique<ReferenceBackend>(); }
+
+}  // namespace dv

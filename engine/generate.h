@@ -1,0 +1,41 @@
+// Greedy generation over a batch of independent rows with per-step hash chains.
+//
+// Each row's prompt is fed in chunks (all at once, or `split` tokens then one by one); step 0 is
+// the prompt's last position, and each step's greedy token is fed to produce the next step.
+// Rows share forward calls (and so every weight GEMM) but never each other's results.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/hash_chain.h"
+#include "engine/model.h"
+
+namespace dv {
+
+struct GenerationOptions {
+  int64_t max_new = 1;  // steps per row (logits rows hashed), >= 1
+  int64_t split = 0;    // 0: whole prompt in one call; P > 0: P tokens, then one per call
+  bool keep_logits = false;  // keep every step's logits in the result (tests, traces)
+};
+
+struct RowResult {
+  std::vector<int32_t> tokens;               // [steps]
+  std::vector<std::string> logits_chain;     // [steps] 64 hex, chain state after each step
+  std::vector<std::string> token_chain;      // [steps]
+  std::vector<std::vector<int32_t>> logits;  // [steps][V] when keep_logits
+};
+
+// Called after every generated step of every row (row, step, steps), e.g. for progress.
+using StepCallback = std::function<void(size_t row, int64_t step, int64_t steps)>;
+
+// Runs every row to max_new steps. Throws std::invalid_argument on an empty prompt or a
+// capacity/position beyond the model's limits.
+std::vector<RowResult> GenerateGreedy(IntQwen3& model,
+                                      const std::vector<std::vector<int32_t>>& prompts,
+                                      const GenerationOptions& options,
+                                      const StepCallback& on_step = nullptr);
+
+}  // namespace dv

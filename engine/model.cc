@@ -1,0 +1,536 @@
+#include "engine/model.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "engine/intmath.h"
+#include "engine/ops/di_rmsnorm.h"
+#include "engine/ops/di_softmax.h"
+#include "engine/ops/di_swiglu.h"
+#include "engine/ops/prob_v.h"
+#include "engine/ops/rope.h"
+
+namespace dv {
+namespace {
+
+size_t Sz(int64_t n) { return static_cast<size_t>(n); }
+
+template <typename T>
+std::vector<int64_t> Widen(const T* p, int64_t n) {
+  return std::vector<int64_t>(p, p + n);
+}
+
+}  // namespace
+
+KvCache::KvCache(const ModelConfig& config, int64_t capacity)
+    : n_kv_(config.n_kv_heads), head_dim_(config.head_dim), capacity_(capacity) {
+  const size_t n = Sz(config.n_layers * n_kv_ * capacity_ * head_dim_);
+  k_.assign(n, 0);
+  v_.assign(n, 0);
+}
+
+struct IntQwen3::PackedLayer {
+  std::unique_ptr<PackedWeight> q, k, v, o, gate, up, down;
+};
+
+// Per-thread scratch: one row's temporaries, sized for the largest row of any step.
+struct ThreadScratch {
+  std::vector<int32_t> y32;
+  std::vector<int64_t> y64, s64, exps;
+  std::vector<int32_t> scores, probs;
+  WrapCounter wraps;
+};
+
+// Buffers for one forward call of `tokens` tokens (grow-only, so steady decode allocates nothing).
+struct IntQwen3::Workspace {
+  int64_t tokens = 0;
+  std::vector<KvCache*> cache;   // [M] the row cache of each token
+  std::vector<int64_t> pos;      // [M] absolute position (= cache slot)
+  std::vector<int32_t> ids;      // [M]
+  std::vector<int32_t> h;        // [M, H] residual
+  std::vector<int64_t> k_res;    // [M]
+  std::vector<int8_t> x8;        // [M, max(H, Q*d, I)]
+  std::vector<int64_t> xm, xk;   // [M]
+  std::vector<int32_t> pq, pk, pv;  // [M, Q*d], [M, KV*d], [M, KV*d]
+  std::vector<int8_t> q8;        // [M, Q, d]
+  std::vector<int64_t> qm, qk;   // [M, Q]
+  std::vector<int64_t> ctx;      // [M, Q*d]
+  std::vector<int32_t> po;       // [M, H] (o and down outputs)
+  std::vector<int32_t> pg, pu;   // [M, I]
+  std::vector<ThreadScratch> scratch;
+};
+
+IntQwen3::IntQwen3(const ModelWeights& weights, Backend& backend)
+    : w_(weights), backend_(backend), ws_(std::make_unique<Workspace>()) {
+  if (const char* why = CheckShapeBounds(w_.config)) throw std::invalid_argument(why);
+  for (const LayerWeights& l : w_.layers) {
+    PackedLayer p;
+    auto pack = [&](const LinearWeights& lw) { return backend_.PackWeight(lw.w8t, lw.in, lw.out); };
+    p.q = pack(l.q);
+    p.k = pack(l.k);
+    p.v = pack(l.v);
+    p.o = pack(l.o);
+    p.gate = pack(l.gate);
+    p.up = pack(l.up);
+    p.down = pack(l.down);
+    packed_.push_back(std::move(p));
+  }
+  head_ = backend_.PackWeight(w_.head_w8t, w_.config.hidden, w_.config.vocab);
+}
+
+IntQwen3::~IntQwen3() = default;
+
+void IntQwen3::EnsureWorkspace(int64_t tokens, int64_t max_slots) {
+  const ModelConfig& c = w_.config;
+  Workspace& ws = *ws_;
+  const int64_t qd = c.n_q_heads * c.head_dim;
+  const int64_t kvd = c.n_kv_heads * c.head_dim;
+  const int64_t widest = std::max({c.hidden, qd, c.intermediate});
+  auto grow = [](auto& v, int64_t n) {
+    if (v.size() < Sz(n)) v.resize(Sz(n));
+  };
+  ws.tokens = tokens;
+  grow(ws.cache, tokens);
+  grow(ws.pos, tokens);
+  grow(ws.ids, tokens);
+  grow(ws.h, tokens * c.hidden);
+  grow(ws.k_res, tokens);
+  grow(ws.x8, tokens * widest);
+  grow(ws.xm, tokens);
+  grow(ws.xk, tokens);
+  grow(ws.pq, tokens * qd);
+  grow(ws.pk, tokens * kvd);
+  grow(ws.pv, tokens * kvd);
+  grow(ws.q8, tokens * qd);
+  grow(ws.qm, tokens * c.n_q_heads);
+  grow(ws.qk, tokens * c.n_q_heads);
+  grow(ws.ctx, tokens * qd);
+  grow(ws.po, tokens * c.hidden);
+  grow(ws.pg, tokens * c.intermediate);
+  grow(ws.pu, tokens * c.intermediate);
+  ws.scratch.resize(Sz(backend_.NumThreads()));
+  for (ThreadScratch& s : ws.scratch) {
+    grow(s.y32, widest);
+    grow(s.y64, widest);
+    grow(s.s64, widest);
+    grow(s.exps, max_slots);
+    grow(s.scores, max_slots);
+    grow(s.probs, max_slots);
+  }
+}
+
+int32_t IntQwen3::GreedyPick(const int32_t* logits) const {
+  const int64_t vocab = w_.config.vocab;
+  int64_t best = kInt64Min;
+  int32_t best_id = 0;
+  for (int64_t v = 0; v < vocab; ++v) {
+    const int64_t scaled = WrapMul(logits[v], w_.head_m[Sz(v)]);
+    if (scaled > best) {  // strict: ties keep the lowest id
+      best = scaled;
+      best_id = static_cast<int32_t>(v);
+    }
+  }
+  return best_id;
+}
+
+// RMSNorm of the residual, optional per-channel smoothing (dyadic 1/s), per-token int8 quant:
+// x8 at row scale (xm, xk) = quant(norm * s_m, 1, 20 + s_k).
+void IntQwen3::NormQuant(const std::vector<int64_t>* smooth_m, int64_t smooth_k, int8_t* x8,
+                         int64_t* xm, int64_t* xk, const std::string& prefix, TraceSink* trace) {
+  Workspace& ws = *ws_;
+  const int64_t hid = w_.config.hidden;
+  std::vector<int64_t> tr_norm, tr_smooth;
+  if (trace) {
+    tr_norm.resize(Sz(ws.tokens * hid));
+    tr_smooth.resize(Sz(ws.tokens * hid));
+  }
+  backend_.ParallelFor(ws.tokens, [&](int64_t begin, int64_t end, int thread) {
+    ThreadScratch& s = ws.scratch[Sz(thread)];
+    for (int64_t t = begin; t < end; ++t) {
+      DiRmsNorm(ws.h.data() + t * hid, hid, s.y32.data());
+      for (int64_t i = 0; i < hid; ++i) {
+        s.y64[Sz(i)] = smooth_m ? WrapMul(s.y32[Sz(i)], (*smooth_m)[Sz(i)]) : s.y32[Sz(i)];
+      }
+      const Dyadic q = QuantI8PerToken(s.y64.data(), hid, 1, kNormOutFracBits + smooth_k,
+                                       x8 + t * hid, &s.wraps);
+      xm[t] = q.m;
+      xk[t] = q.k;
+      if (trace) {
+        std::copy_n(s.y32.data(), hid, tr_norm.begin() + t * hid);
+        std::copy_n(s.y64.data(), hid, tr_smooth.begin() + t * hid);
+      }
+    }
+  });
+  if (trace) {
+    trace->Record(prefix + "norm", {ws.tokens, hid}, tr_norm);
+    if (smooth_m) trace->Record(prefix + "smooth_y", {ws.tokens, hid}, tr_smooth);
+    trace->Record(prefix + "x8", {ws.tokens, hid}, Widen(x8, ws.tokens * hid));
+    trace->Record(prefix + "xm", {ws.tokens}, Widen(xm, ws.tokens));
+    trace->Record(prefix + "xk", {ws.tokens}, Widen(xk, ws.tokens));
+  }
+}
+
+void IntQwen3::Forward(std::span<ForwardRow> rows, TraceSink* trace) {
+  const ModelConfig& c = w_.config;
+  if (trace && rows.size() != 1) throw std::invalid_argument("a trace needs exactly one row");
+  int64_t tokens = 0;
+  int64_t max_slots = 1;
+  for (const ForwardRow& r : rows) {
+    if (r.n_tokens <= 0) throw std::invalid_argument("a forward row needs at least one token");
+    if (r.cache->length() + r.n_tokens > r.cache->capacity()) {
+      throw std::invalid_argument("KV cache capacity exceeded");
+    }
+    if (r.cache->length() + r.n_tokens > c.max_pos) {
+      throw std::invalid_argument("position beyond the RoPE table (max_pos)");
+    }
+    tokens += r.n_tokens;
+    max_slots = std::max(max_slots, r.cache->length() + r.n_tokens);
+  }
+  EnsureWorkspace(tokens, max_slots);
+  Workspace& ws = *ws_;
+  {
+    int64_t t = 0;
+    for (const ForwardRow& r : rows) {
+      for (int64_t i = 0; i < r.n_tokens; ++i, ++t) {
+        const int32_t id = r.ids[i];
+        if (id < 0 || id >= c.vocab) throw std::out_of_range("token id outside the vocabulary");
+        ws.cache[Sz(t)] = r.cache;
+        ws.pos[Sz(t)] = r.cache->length() + i;
+        ws.ids[Sz(t)] = id;
+      }
+    }
+  }
+
+  // Embedding: h = renorm(e8[id] * m[id]) at scale 2^-k[id].
+  backend_.ParallelFor(tokens, [&](int64_t begin, int64_t end, int) {
+    for (int64_t t = begin; t < end; ++t) {
+      const auto id = Sz(ws.ids[Sz(t)]);
+      ws.k_res[Sz(t)] = ResidualFromDelta(w_.embed_e8 + static_cast<int64_t>(id) * c.hidden,
+                                          c.hidden, w_.embed_m[id], w_.embed_k[id],
+                                          ws.h.data() + t * c.hidden);
+    }
+  });
+  if (trace) {
+    trace->Record("embed.h", {tokens, c.hidden}, Widen(ws.h.data(), tokens * c.hidden));
+    trace->Record("embed.k_res", {tokens}, Widen(ws.k_res.data(), tokens));
+  }
+
+  for (int64_t layer = 0; layer < c.n_layers; ++layer) {
+    AttentionBlock(layer, trace);
+    MlpBlock(layer, trace);
+  }
+  for (ForwardRow& r : rows) r.cache->Advance(r.n_tokens);
+
+  // Final norm (no smoothing) and the LM head, for the tokens whose logits are wanted.
+  NormQuant(nullptr, 0, ws.x8.data(), ws.xm.data(), ws.xk.data(), "final.", trace);
+  int64_t t0 = 0;
+  for (ForwardRow& r : rows) {
+    const int8_t* x8 = ws.x8.data() + t0 * c.hidden;
+    if (r.all_logits) {
+      backend_.MatmulI8(x8, r.n_tokens, *head_, r.all_logits);
+      if (r.last_logits) {
+        std::copy_n(r.all_logits + (r.n_tokens - 1) * c.vocab, c.vocab, r.last_logits);
+      }
+    } else if (r.last_logits) {
+      backend_.MatmulI8(x8 + (r.n_tokens - 1) * c.hidden, 1, *head_, r.last_logits);
+    }
+    t0 += r.n_tokens;
+  }
+  if (trace && rows[0].all_logits) {
+    trace->Record("final.logits", {tokens, c.vocab}, Widen(rows[0].all_logits, tokens * c.vocab));
+  }
+  for (ThreadScratch& s : ws.scratch) {
+    wraps_.events += s.wraps.events;
+    s.wraps.events = 0;
+  }
+}
+
+void IntQwen3::AttentionBlock(int64_t layer, TraceSink* trace) {
+  const ModelConfig& c = w_.config;
+  const LayerWeights& L = w_.layers[Sz(layer)];
+  const PackedLayer& P = packed_[Sz(layer)];
+  Workspace& ws = *ws_;
+  const int64_t M = ws.tokens, d = c.head_dim, nq = c.n_q_heads, nkv = c.n_kv_heads;
+  const int64_t qd = nq * d, kvd = nkv * d, hid = c.hidden;
+  const std::string pre = "layer" + std::to_string(layer) + ".attn.";
+
+  NormQuant(&L.as_m, L.as_k, ws.x8.data(), ws.xm.data(), ws.xk.data(), pre, trace);
+  backend_.MatmulI8(ws.x8.data(), M, *P.q, ws.pq.data());
+  backend_.MatmulI8(ws.x8.data(), M, *P.k, ws.pk.data());
+  backend_.MatmulI8(ws.x8.data(), M, *P.v, ws.pv.data());
+
+  // Trace buffers (only with a trace sink): [M, heads, d] / [M, heads].
+  std::vector<int64_t> tr_qrq, tr_qn, tr_qr, tr_qs, tr_krq, tr_kn, tr_kr, tr_k8, tr_v8;
+  if (trace) {
+    for (auto* v : {&tr_qrq, &tr_qn, &tr_qr, &tr_qs}) v->resize(Sz(M * qd));
+    for (auto* v : {&tr_krq, &tr_kn, &tr_kr, &tr_k8, &tr_v8}) v->resize(Sz(M * kvd));
+  }
+
+  // Q/K head pipeline: per (token, head) requant to 16 bits -> QK-Norm(gamma) -> RoPE at the
+  // token's position. Q is then smoothed and quantized per (token, head); K and V are
+  // quantized at their static scales straight into the row's cache slot.
+  backend_.ParallelFor(M, [&](int64_t begin, int64_t end, int thread) {
+    ThreadScratch& s = ws.scratch[Sz(thread)];
+    int32_t* y32 = s.y32.data();
+    int64_t* y64 = s.y64.data();
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t pos = ws.pos[Sz(t)];
+      const int16_t* cos_row = w_.rope_cos.data() + pos * d;
+      const int16_t* sin_row = w_.rope_sin.data() + pos * d;
+      KvCache& cache = *ws.cache[Sz(t)];
+      for (int64_t h = 0; h < nq; ++h) {
+        const int64_t kvh = h / c.group();
+        RequantI32Common(ws.pq.data() + t * qd + h * d, L.q.m.data() + h * d, d, 16, y32);
+        DiRmsNormGamma(y32, d, L.q_norm_m.data(), y64);
+        if (trace) {
+          std::copy_n(y32, d, tr_qrq.begin() + t * qd + h * d);
+          std::copy_n(y64, d, tr_qn.begin() + t * qd + h * d);
+        }
+        ApplyIntRope(y64, d, cos_row, sin_row);
+        if (trace) std::copy_n(y64, d, tr_qr.begin() + t * qd + h * d);
+        for (int64_t j = 0; j < d; ++j) y64[j] = WrapMul(y64[j], L.qs_m[Sz(kvh * d + j)]);
+        if (trace) std::copy_n(y64, d, tr_qs.begin() + t * qd + h * d);
+        const Dyadic q = QuantI8PerToken(y64, d, 1, kNormOutFracBits + L.q_norm_k + L.qs_k,
+                                         ws.q8.data() + t * qd + h * d, &s.wraps);
+        ws.qm[Sz(t * nq + h)] = q.m;
+        ws.qk[Sz(t * nq + h)] = q.k;
+      }
+      for (int64_t h = 0; h < nkv; ++h) {
+        RequantI32Common(ws.pk.data() + t * kvd + h * d, L.k.m.data() + h * d, d, 16, y32);
+        DiRmsNormGamma(y32, d, L.k_norm_m.data(), y64);
+        if (trace) {
+          std::copy_n(y32, d, tr_krq.begin() + t * kvd + h * d);
+          std::copy_n(y64, d, tr_kn.begin() + t * kvd + h * d);
+        }
+        ApplyIntRope(y64, d, cos_row, sin_row);
+        if (trace) std::copy_n(y64, d, tr_kr.begin() + t * kvd + h * d);
+        int8_t* k8 = cache.k(layer, h) + pos * d;
+        int8_t* v8 = cache.v(layer, h) + pos * d;
+        const int32_t* pv = ws.pv.data() + t * kvd + h * d;
+        for (int64_t j = 0; j < d; ++j) {
+          const auto ch = Sz(h * d + j);
+          k8[j] = RequantI8Static(y64[j], 1, L.k_rowk, 1, 0, L.kq_m[ch], L.kq_k[ch]);
+          v8[j] = RequantI8Static(pv[j], ws.xm[Sz(t)], ws.xk[Sz(t)], L.v.m[ch], L.v.k,
+                                  L.vq_m[Sz(h)], L.vq_k[Sz(h)]);
+        }
+        if (trace) {
+          std::copy_n(k8, d, tr_k8.begin() + t * kvd + h * d);
+          std::copy_n(v8, d, tr_v8.begin() + t * kvd + h * d);
+        }
+      }
+    }
+  });
+
+  // Attention of each (token, q head) over its row's slots 0..pos (causal; every slot of the
+  // row's own cache is valid). All cache writes of this call happened above.
+  std::vector<int64_t> tr_smraw, tr_skraw, tr_sm, tr_sk, tr_tpos, tr_probs;
+  int64_t tr_slots = 0;
+  if (trace) {
+    tr_slots = ws.pos[Sz(M - 1)] + 1;
+    for (auto* v : {&tr_smraw, &tr_skraw, &tr_sm, &tr_sk, &tr_tpos}) v->resize(Sz(M * nq));
+    tr_probs.assign(Sz(M * nq * tr_slots), 0);
+  }
+  backend_.ParallelFor(M * nq, [&](int64_t begin, int64_t end, int thread) {
+    ThreadScratch& s = ws.scratch[Sz(thread)];
+    for (int64_t th = begin; th < end; ++th) {
+      const int64_t t = th / nq, h = th % nq, kvh = h / c.group();
+      const int64_t n_slots = ws.pos[Sz(t)] + 1;
+      KvCache& cache = *ws.cache[Sz(t)];
+      const int8_t* q8 = ws.q8.data() + t * qd + h * d;
+      const int8_t* k8 = cache.k(layer, kvh);
+      for (int64_t slot = 0; slot < n_slots; ++slot) {
+        int32_t acc = 0;
+        for (int64_t j = 0; j < d; ++j) acc += q8[j] * k8[slot * d + j];
+        s.scores[Sz(slot)] = acc;
+      }
+      const int64_t sm_raw = WrapMul(ws.qm[Sz(th)], L.ks_m[Sz(kvh)]);
+      const int64_t sk_raw = WrapAdd(ws.qk[Sz(th)], L.ks_k[Sz(kvh)]);
+      const Dyadic sm = NormScale(sm_raw, sk_raw);
+      const int64_t tpos = DiSoftmax(s.scores.data(), nullptr, n_slots, sm.m, sm.k,
+                                     s.exps.data(), s.probs.data());
+      ProbTimesV(s.probs.data(), cache.v(layer, kvh), n_slots, d, d,
+                 ws.ctx.data() + t * qd + h * d);
+      if (trace) {
+        tr_smraw[Sz(th)] = sm_raw;
+        tr_skraw[Sz(th)] = sk_raw;
+        tr_sm[Sz(th)] = sm.m;
+        tr_sk[Sz(th)] = sm.k;
+        tr_tpos[Sz(th)] = tpos;
+        std::copy_n(s.probs.data(), n_slots, tr_probs.begin() + th * tr_slots);
+      }
+    }
+  });
+  if (trace) {
+    trace->Record(pre + "Pq", {M, qd}, Widen(ws.pq.data(), M * qd));
+    trace->Record(pre + "Pk", {M, kvd}, Widen(ws.pk.data(), M * kvd));
+    trace->Record(pre + "Pv", {M, kvd}, Widen(ws.pv.data(), M * kvd));
+    trace->Record(pre + "q_requant", {M, nq, d}, tr_qrq);
+    trace->Record(pre + "q_norm", {M, nq, d}, tr_qn);
+    trace->Record(pre + "q_rope", {M, nq, d}, tr_qr);
+    trace->Record(pre + "q_smooth", {M, nq, d}, tr_qs);
+    trace->Record(pre + "q8", {M, nq, d}, Widen(ws.q8.data(), M * qd));
+    trace->Record(pre + "qm", {M, nq}, Widen(ws.qm.data(), M * nq));
+    trace->Record(pre + "qk", {M, nq}, Widen(ws.qk.data(), M * nq));
+    trace->Record(pre + "k_requant", {M, nkv, d}, tr_krq);
+    trace->Record(pre + "k_norm", {M, nkv, d}, tr_kn);
+    trace->Record(pre + "k_rope", {M, nkv, d}, tr_kr);
+    trace->Record(pre + "k8", {M, nkv, d}, tr_k8);
+    trace->Record(pre + "v8", {M, nkv, d}, tr_v8);
+    trace->Record(pre + "sm_raw", {M, nq}, tr_smraw);
+    trace->Record(pre + "sk_raw", {M, nq}, tr_skraw);
+    trace->Record(pre + "sm", {M, nq}, tr_sm);
+    trace->Record(pre + "sk", {M, nq}, tr_sk);
+    trace->Record(pre + "exp_tpos", {M, nq}, tr_tpos);
+    trace->Record(pre + "probs", {M, nq, tr_slots}, tr_probs);
+    trace->Record(pre + "ctx", {M, qd}, Widen(ws.ctx.data(), M * qd));
+  }
+
+  // o-proj input: ctx * os_m requantized to per-token int8 against the per-head V scales.
+  int8_t* a8 = ws.x8.data();
+  std::vector<int64_t> tr_oin;
+  if (trace) tr_oin.resize(Sz(M * qd));
+  backend_.ParallelFor(M, [&](int64_t begin, int64_t end, int thread) {
+    ThreadScratch& s = ws.scratch[Sz(thread)];
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t* ctx = ws.ctx.data() + t * qd;
+      for (int64_t i = 0; i < qd; ++i) s.y64[Sz(i)] = WrapMul(ctx[i], L.os_m[Sz(i)]);
+      if (trace) std::copy_n(s.y64.data(), qd, tr_oin.begin() + t * qd);
+      const Dyadic a = RequantI8RowCol(s.y64.data(), L.attn_out_col_m.data(), qd, 1, L.os_k,
+                                       L.attn_out_col_k, s.s64.data(), a8 + t * qd, &s.wraps);
+      ws.xm[Sz(t)] = a.m;
+      ws.xk[Sz(t)] = a.k;
+    }
+  });
+  if (trace) {
+    trace->Record(pre + "o_in", {M, qd}, tr_oin);
+    trace->Record(pre + "a8", {M, qd}, Widen(a8, M * qd));
+    trace->Record(pre + "am", {M}, Widen(ws.xm.data(), M));
+    trace->Record(pre + "ak", {M}, Widen(ws.xk.data(), M));
+  }
+  backend_.MatmulI8(a8, M, *P.o, ws.po.data());
+
+  // o delta to 20 bits, added into the residual.
+  std::vector<int64_t> tr_delta, tr_dk;
+  if (trace) {
+    trace->Record(pre + "Po", {M, hid}, Widen(ws.po.data(), M * hid));
+    tr_delta.resize(Sz(M * hid));
+    tr_dk.resize(Sz(M));
+  }
+  backend_.ParallelFor(M, [&](int64_t begin, int64_t end, int thread) {
+    ThreadScratch& s = ws.scratch[Sz(thread)];
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t sh = RequantI32Common(ws.po.data() + t * hid, L.o.m.data(), hid, 20,
+                                          s.y32.data());
+      const int64_t dk = ws.xk[Sz(t)] + L.o.k - sh;
+      if (trace) {
+        std::copy_n(s.y32.data(), hid, tr_delta.begin() + t * hid);
+        tr_dk[Sz(t)] = dk;
+      }
+      ws.k_res[Sz(t)] = ResidualAdd(ws.h.data() + t * hid, hid, ws.k_res[Sz(t)], s.y32.data(),
+                                    ws.xm[Sz(t)], dk);
+    }
+  });
+  if (trace) {
+    trace->Record(pre + "o_delta", {M, hid}, tr_delta);
+    trace->Record(pre + "o_delta_k", {M}, tr_dk);
+    trace->Record(pre + "h_out", {M, hid}, Widen(ws.h.data(), M * hid));
+    trace->Record(pre + "k_res_out", {M}, Widen(ws.k_res.data(), M));
+  }
+}
+
+void IntQwen3::MlpBlock(int64_t layer, TraceSink* trace) {
+  const ModelConfig& c = w_.config;
+  const LayerWeights& L = w_.layers[Sz(layer)];
+  const PackedLayer& P = packed_[Sz(layer)];
+  Workspace& ws = *ws_;
+  const int64_t M = ws.tokens, hid = c.hidden, inter = c.intermediate;
+  const std::string pre = "layer" + std::to_string(layer) + ".mlp.";
+
+  NormQuant(&L.ms_m, L.ms_k, ws.x8.data(), ws.xm.data(), ws.xk.data(), pre, trace);
+  backend_.MatmulI8(ws.x8.data(), M, *P.gate, ws.pg.data());
+  backend_.MatmulI8(ws.x8.data(), M, *P.up, ws.pu.data());
+  if (trace) {
+    trace->Record(pre + "Pg", {M, inter}, Widen(ws.pg.data(), M * inter));
+    trace->Record(pre + "Pu", {M, inter}, Widen(ws.pu.data(), M * inter));
+  }
+
+  // gate/up to 14 bits (in place), SwiGLU in int64, down-input smoothing, per-token int8.
+  int8_t* dx8 = ws.x8.data();
+  std::vector<int64_t> tr_gk, tr_uk, tr_tpos, tr_sw, tr_swm, tr_swk, tr_din;
+  if (trace) {
+    for (auto* v : {&tr_gk, &tr_uk, &tr_tpos, &tr_swm, &tr_swk}) v->resize(Sz(M));
+    for (auto* v : {&tr_sw, &tr_din}) v->resize(Sz(M * inter));
+  }
+  backend_.ParallelFor(M, [&](int64_t begin, int64_t end, int thread) {
+    ThreadScratch& s = ws.scratch[Sz(thread)];
+    for (int64_t t = begin; t < end; ++t) {
+      int32_t* g = ws.pg.data() + t * inter;
+      int32_t* u = ws.pu.data() + t * inter;
+      const int64_t xm = ws.xm[Sz(t)], xk = ws.xk[Sz(t)];
+      const int64_t gk = xk + L.gate.k - RequantI32Common(g, L.gate.m.data(), inter, 14, g);
+      const int64_t uk = xk + L.up.k - RequantI32Common(u, L.up.m.data(), inter, 14, u);
+      const int64_t tpos = DiExpTpos(xm, gk);
+      DiSwiglu(g, u, inter, tpos, s.y64.data());
+      const int64_t sw_m = WrapMul(xm, xm);
+      const int64_t sw_k = gk + uk + kSigmoidFracBits;
+      if (trace) std::copy_n(s.y64.data(), inter, tr_sw.begin() + t * inter);
+      for (int64_t i = 0; i < inter; ++i) s.y64[Sz(i)] = WrapMul(s.y64[Sz(i)], L.ds_m[Sz(i)]);
+      if (trace) {
+        std::copy_n(s.y64.data(), inter, tr_din.begin() + t * inter);
+        tr_gk[Sz(t)] = gk;
+        tr_uk[Sz(t)] = uk;
+        tr_tpos[Sz(t)] = tpos;
+        tr_swm[Sz(t)] = sw_m;
+        tr_swk[Sz(t)] = sw_k;
+      }
+      const Dyadic q = QuantI8PerToken(s.y64.data(), inter, sw_m, sw_k + L.ds_k,
+                                       dx8 + t * inter, &s.wraps);
+      ws.xm[Sz(t)] = q.m;
+      ws.xk[Sz(t)] = q.k;
+    }
+  });
+  if (trace) {
+    trace->Record(pre + "gate", {M, inter}, Widen(ws.pg.data(), M * inter));
+    trace->Record(pre + "gate_k", {M}, tr_gk);
+    trace->Record(pre + "up", {M, inter}, Widen(ws.pu.data(), M * inter));
+    trace->Record(pre + "up_k", {M}, tr_uk);
+    trace->Record(pre + "sig_tpos", {M}, tr_tpos);
+    trace->Record(pre + "swiglu", {M, inter}, tr_sw);
+    trace->Record(pre + "swiglu_m", {M}, tr_swm);
+    trace->Record(pre + "swiglu_k", {M}, tr_swk);
+    trace->Record(pre + "down_in", {M, inter}, tr_din);
+    trace->Record(pre + "down_x8", {M, inter}, Widen(dx8, M * inter));
+    trace->Record(pre + "down_xm", {M}, Widen(ws.xm.data(), M));
+    trace->Record(pre + "down_xk", {M}, Widen(ws.xk.data(), M));
+  }
+  backend_.MatmulI8(dx8, M, *P.down, ws.po.data());
+
+  std::vector<int64_t> tr_delta, tr_dk;
+  if (trace) {
+    trace->Record(pre + "Pdown", {M, hid}, Widen(ws.po.data(), M * hid));
+    tr_delta.resize(Sz(M * hid));
+    tr_dk.resize(Sz(M));
+  }
+  backend_.ParallelFor(M, [&](int64_t begin, int64_t end, int thread) {
+    ThreadScratch& s = ws.scratch[Sz(thread)];
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t sh = RequantI32Common(ws.po.data() + t * hid, L.down.m.data(), hid, 20,
+                                          s.y32.data());
+      const int64_t dk = ws.xk[Sz(t)] + L.down.k - sh;
+      if (trace) {
+        std::copy_n(s.y32.data(), hid, tr_delta.begin() + t * hid);
+        tr_dk[Sz(t)] = dk;
+      }
+      ws.k_res[Sz(t)] = ResidualAdd(ws.h.data() + t * hid, hid, ws.k_res[Sz(t)], s.y32.data(),
+                                    ws.xm[Sz(t)], dk);
+    }
+  });
+  if (trace) {
+    trace->Record(pre + "down_delta", {M, hid}, tr_delta);
+    trace->Record(pre + "down_delta_k", {M}, tr_dk);
+    trace->Record(pre + "h_out", {M, hid}, Widen(ws.h.data(), M * hid));
+    trace->Record(pre + "k_res_out", {M}, Widen(ws.k_res.data(), M));
+  }
+}
+
+}  // namespace dv

@@ -1,0 +1,95 @@
+// IntQwen3: the integer-only Qwen3 forward pass of detllm-v1 (docs/SPEC.md §5).
+//
+// Rows are independent: every dynamic scale is per token (or per token and head), each row has
+// its own KV cache, and masked work never enters a sum. So a row's logits do not depend on its
+// batch neighbours, on how its prompt was split into forward calls, or on the backend.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/backends/backend.h"
+#include "engine/dyadic.h"
+#include "engine/model_weights.h"
+
+namespace dv {
+
+// The int8 K/V cache of one row: [layer][kv_head][slot][d], written once per token.
+class KvCache {
+ public:
+  KvCache(const ModelConfig& config, int64_t capacity);
+  int64_t length() const { return length_; }
+  int64_t capacity() const { return capacity_; }
+  int8_t* k(int64_t layer, int64_t kv_head) { return k_.data() + Offset(layer, kv_head); }
+  int8_t* v(int64_t layer, int64_t kv_head) { return v_.data() + Offset(layer, kv_head); }
+  void Advance(int64_t n) { length_ += n; }
+
+ private:
+  size_t Offset(int64_t layer, int64_t kv_head) const {
+    return static_cast<size_t>(((layer * n_kv_) + kv_head) * capacity_ * head_dim_);
+  }
+  int64_t n_kv_, head_dim_, capacity_;
+  int64_t length_ = 0;
+  std::vector<int8_t> k_, v_;
+};
+
+// Receives intermediate tensors of a single-row forward call, for locating the first operation
+// where an implementation departs from a reference trace. dims are this engine's layout.
+class TraceSink {
+ public:
+  virtual ~TraceSink() = default;
+  virtual void Record(const std::string& name, const std::vector<int64_t>& dims,
+                      const std::vector<int64_t>& values) = 0;
+};
+
+// One row of a forward call: n_tokens new tokens appended at positions cache->length() onward.
+struct ForwardRow {
+  KvCache* cache = nullptr;
+  const int32_t* ids = nullptr;
+  int64_t n_tokens = 0;
+  int32_t* last_logits = nullptr;  // [V] logits of the last token, or null
+  int32_t* all_logits = nullptr;   // [n_tokens, V] logits of every token, or null
+};
+
+class IntQwen3 {
+ public:
+  // weights (and what its pointers borrow) must outlive the model. Throws std::invalid_argument
+  // when the shape breaks an overflow bound.
+  IntQwen3(const ModelWeights& weights, Backend& backend);
+  ~IntQwen3();
+
+  const ModelConfig& config() const { return w_.config; }
+  Backend& backend() { return backend_; }
+
+  // Runs one forward call over several rows (batched: their tokens share every weight GEMM).
+  // trace, when given, requires exactly one row.
+  void Forward(std::span<ForwardRow> rows, TraceSink* trace = nullptr);
+
+  // Greedy pick: argmax over v of logits[v] * head_m[v] (int64), ties to the lowest id.
+  int32_t GreedyPick(const int32_t* logits) const;
+
+  // int64 wrap events seen so far (SPEC §8), a diagnostic; reset with ResetWrapEvents.
+  int64_t wrap_events() const { return wraps_.events; }
+  void ResetWrapEvents() { wraps_.events = 0; }
+
+ private:
+  struct Workspace;
+  struct PackedLayer;
+  void EnsureWorkspace(int64_t tokens, int64_t max_slots);
+  void AttentionBlock(int64_t layer, TraceSink* trace);
+  void MlpBlock(int64_t layer, TraceSink* trace);
+  void NormQuant(const std::vector<int64_t>* smooth_m, int64_t smooth_k, int8_t* x8,
+                 int64_t* xm, int64_t* xk, const std::string& trace_prefix, TraceSink* trace);
+
+  const ModelWeights& w_;
+  Backend& backend_;
+  std::vector<PackedLayer> packed_;
+  std::unique_ptr<PackedWeight> head_;
+  std::unique_ptr<Workspace> ws_;
+  WrapCounter wraps_;
+};
+
+}  // namespace dv
