@@ -1,0 +1,55 @@
+#include "cli/model_options.h"
+
+#include <cstdio>
+
+#include "cli/command.h"
+#include "engine/model_source.h"
+
+namespace dv::cli {
+
+void ModelOptions::AddTo(CLI::App* cmd) {
+  auto* a = cmd->add_option("--artifact", artifact, "int artifact folder (model.safetensors + config.json)");
+  auto* p = cmd->add_option("--preset", preset, "built-in synthetic model: qwen3-tiny | qwen3-0.6b");
+  a->excludes(p);
+  cmd->add_option("--seed", seed, "seed of the synthetic model")->capture_default_str();
+}
+
+std::unique_ptr<Artifact> ModelOptions::Load(std::string* source) const {
+  if (!artifact.empty()) {
+    if (source) *source = "artifact:" + artifact;
+    return Artifact::Load(artifact);
+  }
+  if (preset.empty()) throw UsageError("give --artifact DIR or --preset NAME");
+  if (source) *source = "synthetic:" + preset + " seed=" + std::to_string(seed);
+  return LoadSynthetic(preset, seed, [](const std::string& dir) {
+    std::fprintf(stderr, "detverify: synthesizing the model into %s (once)\n", dir.c_str());
+  });
+}
+
+std::vector<int32_t> ParseIds(const std::string& text, const std::string& what) {
+  std::vector<int32_t> ids;
+  size_t i = 0;
+  while (i <= text.size()) {
+    size_t j = text.find(',', i);
+    if (j == std::string::npos) j = text.size();
+    std::string item = text.substr(i, j - i);
+    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    if (item.empty() && j == text.size() && !ids.empty()) break;
+    size_t used = 0;
+    long long v = -1;
+    try {
+      v = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || item.empty() || v < 0 || v > INT32_MAX) {
+      throw UsageError(what + ": '" + item + "' is not a token id");
+    }
+    ids.push_back(static_cast<int32_t>(v));
+    i = j + 1;
+  }
+  return ids;
+}
+
+}  // namespace dv::cli

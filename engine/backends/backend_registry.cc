@@ -1,0 +1,29 @@
+#include "engine/backends/backend_registry.h"
+
+#include <stdexcept>
+
+#include "engine/backends/reference_backend.h"
+
+namespace dv {
+
+std::vector<std::string> AvailableBackends() { return {"reference"}; }
+
+bool BackendAvailable(const std::string& name) {
+  for (const std::string& n : AvailableBackends()) {
+    if (n == name) return true;
+  }
+  return false;
+}
+
+std::unique_ptr<Backend> MakeBackend(const std::string& name, const BackendOptions& options) {
+  (void)options;
+  if (name == "reference") return MakeReferenceBackend();
+  std::string known;
+  for (const std::string& n : AvailableBackends()) known += (known.empty() ? "" : ", ") + n;
+  if (name == "cpu" || name == "cuda") {
+    throw std::invalid_argument("backend '" + name + "' is not available in this build (available: " + known + ")");
+  }
+  throw std::invalid_argument("unknown backend '" + name + "' (available: " + known + ")");
+}
+
+}  // namespace dv

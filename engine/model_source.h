@@ -1,0 +1,22 @@
+// Where a model comes from: an artifact folder, or a built-in synthetic preset materialised
+// once into a cache folder (synthesis is deterministic, so the cached bytes are the same bytes).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/artifact.h"
+
+namespace dv {
+
+// The folder synthetic artifacts are cached in: $DETVERIFY_CACHE, else $XDG_CACHE_HOME/detverify,
+// else ~/.cache/detverify, each with /synthetic/<preset>-seed<N> below it.
+std::string SyntheticCacheDir(const std::string& preset, uint64_t seed);
+
+// Loads the synthetic preset, writing it into the cache first when absent. `on_progress` is told
+// when a (slow) synthesis starts. Throws ArtifactError / std::invalid_argument.
+std::unique_ptr<Artifact> LoadSynthetic(const std::string& preset, uint64_t seed,
+                                        void (*on_synthesis)(const std::string& dir) = nullptr);
+
+}  // namespace dv
