@@ -1,0 +1,55 @@
+// Golden hashes of fixed synthetic runs, produced by the reference backend and pinned here.
+// They hold on every platform (synthetic bytes come from integer code; logits are integer).
+// Changing any value below changes the integer semantics or the synthetic generator: that
+// requires a spec-version bump (docs/SPEC.md), never an edit of these lines.
+// Regenerate (after a bump) with:
+//   detverify synth --preset qwen3-tiny --seed 0 --out /tmp/t && sha256sum /tmp/t/model.safetensors
+//   detverify generate --preset qwen3-tiny --seed 0 --prompt-ids 1,2,3,4,5,6,7,8 --max-new 64 --json
+#include <gtest/gtest.h>
+
+#include "engine/backends/backend_registry.h"
+#include "engine/generate.h"
+#include "engine/model_source.h"
+
+namespace dv {
+namespace {
+
+struct Golden {
+  const char* preset;
+  const char* artifact_sha256;
+  int64_t steps;
+  const char* logits_chain;
+  const char* token_chain;
+};
+
+// The chains depend on the prompt 1..8 below.
+constexpr Golden kGoldens[] = {
+    {"qwen3-tiny", "2430d8e87af4375256b8e62a1275296c09f58cd40f7d960092ee482330c82faa", 64, "dc5201cd4146e395ee6e1a05caa662511ad99242c27be5ace542e970c4400f36", "58778880039ebce68a68ee1429d33e10915aac61bd146c87d33bb65a61539b7d"},
+};
+
+class GoldenTest : public ::testing::TestWithParam<Golden> {};
+
+TEST_P(GoldenTest, ArtifactBytesAndChains) {
+  const Golden& g = GetParam();
+  auto artifact = LoadSynthetic(g.preset, 0);
+  EXPECT_EQ(artifact->sha256(), g.artifact_sha256) << "synthetic bytes changed";
+  for (const std::string& name : AvailableBackends()) {
+    auto backend = MakeBackend(name);
+    IntQwen3 model(artifact->weights(), *backend);
+    GenerationOptions opt;
+    opt.max_new = g.steps;
+    const auto res = GenerateGreedy(model, {{1, 2, 3, 4, 5, 6, 7, 8}}, opt);
+    EXPECT_EQ(res[0].logits_chain.back(), g.logits_chain) << name;
+    EXPECT_EQ(res[0].token_chain.back(), g.token_chain) << name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Synthetic, GoldenTest, ::testing::ValuesIn(kGoldens),
+                         [](const auto& param_info) {
+                           std::string n = param_info.param.preset;
+                           for (char& c : n) c = (c == '-' || c == '.') ? '_' : c;
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace dv
