@@ -1,0 +1,49 @@
+// The hardware and build fingerprint recorded with every run: what machine and which build
+// produced a hash. Its canonical form identifies the machine (MachineId).
+//
+// Schema (fingerprint_version 1); integers, strings, booleans and null only, never floats:
+//   fingerprint_version  int     1; bumped when keys change
+//   cpu_model            string  /proc/cpuinfo "model name" (x86), implementer/part or "Hardware"
+//                                (aarch64), vendor/machine (s390x); uname machine as a fallback
+//   arch                 string  architecture this binary was built for: x86_64, aarch64, s390x...
+//   byte_order           string  "little" | "big"
+//   emulated             bool    running under user-mode emulation (see CollectFingerprint)
+//   isa                  object  feature -> bool, the features the backends dispatch on:
+//                                x86_64: sse4_2 avx2 fma avx512f avx512bw avx512vl avx512_vnni
+//                                avx_vnni; aarch64: asimd asimddp i8mm sve; others: {}
+//   logical_cores        int     online logical CPUs
+//   memory_bytes         int     /proc/meminfo MemTotal
+//   os, kernel           string  /etc/os-release PRETTY_NAME; uname release
+//   compiler, cxx_flags, build_type   string  from the generated build_info.h
+//   libraries            object  sqlite, openssl, yaml_cpp, nlohmann_json: version strings
+//   tool_version, spec_version, git_commit   string
+//   gpu                  null | object  filled by a CUDA build (model, driver, runtime)
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace dv::harness {
+
+inline constexpr int kFingerprintVersion = 1;
+
+// The fingerprint of this machine and build (schema above). `gpu` is stored as-is under "gpu"; a
+// CUDA build passes an object such as {"name", "driver", "runtime", "compute_capability"}.
+// Emulation is reported when the environment variable DETVERIFY_EMULATED=1 is set (the cross-ISA
+// runner sets it when it launches the binary under qemu-user) or when /proc/cpuinfo describes
+// another architecture than the one this binary was built for (qemu-user passes the host's cpuinfo
+// through). Never throws for missing /proc files; fields fall back to "unknown" or 0.
+nlohmann::json CollectFingerprint(nlohmann::json gpu = nullptr);
+
+// Lowercase hex SHA-256 of CanonicalJson(fingerprint). Throws std::invalid_argument when the
+// fingerprint holds a float.
+std::string MachineId(const nlohmann::json& fingerprint);
+
+// A short label for report tables, e.g. "AMD EPYC 9654 (cpu)", "NVIDIA H200 (cuda)",
+// "AMD EPYC 9654 (aarch64 emulated)". The GPU name is used when `backend` is "cuda" and the
+// fingerprint has one. Never empty; tolerant of fingerprints with missing keys.
+std::string DeviceLabel(const nlohmann::json& fingerprint, std::string_view backend = "cpu");
+
+}  // namespace dv::harness
