@@ -26,5 +26,7 @@ struct CommandContext {
 
 void SetupGenerateCommand(CLI::App& app, CommandContext& ctx);
 void SetupSynthCommand(CLI::App& app, CommandContext& ctx);
+void SetupRunCommand(CLI::App& app, CommandContext& ctx);
+void SetupFingerprintCommand(CLI::App& app, CommandContext& ctx);
 
 }  // namespace dv::cli

@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   dv::cli::CommandContext ctx;
   dv::cli::SetupGenerateCommand(app, ctx);
   dv::cli::SetupSynthCommand(app, ctx);
+  dv::cli::SetupRunCommand(app, ctx);
+  dv::cli::SetupFingerprintCommand(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

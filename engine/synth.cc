@@ -162,7 +162,8 @@ const std::vector<SynthPreset>& Presets() {
 constexpr int64_t kEmbedShift = 22;          // embedding entries ~ +-0.9 (std)
 constexpr int64_t kGammaShift = 13;          // QK-Norm gamma ~ 1 in 14-bit signed mantissas
 constexpr int64_t kSmoothShift = 13;         // smoothing factors ~ 1 (mantissas ~ 2^13)
-constexpr int64_t kQkSmoothShift = 10;       // QK smoothing c ~ 1 (mantissas ~ 2^10)
+constexpr int64_t kQkSmoothShift = 8;        // QK smoothing c ~ 1 (mantissas ~ 2^8)
+constexpr int64_t kDownSmoothShift = 10;     // down-input smoothing ~ 1 (mantissas ~ 2^10)
 constexpr int64_t kCacheScaleNum = 33030;    // static K/V cache scale 4/127 = 33030 / 2^20
 constexpr int64_t kCacheScaleShift = 20;
 
@@ -291,12 +292,16 @@ SynthArtifact MakeSynthArtifact(const SynthPreset& preset, uint64_t seed) {
     // Smoothing factors ~ 1 (mantissas ~ 2^13).
     b.I64(p + "as_m", {H}, 7168, 9216);
     b.I64(p + "ms_m", {H}, 7168, 9216);
-    b.I64(p + "ds_m", {I}, 7168, 9216);
+    // Down-input smoothing with 10-bit mantissas: |swiglu| < 2^35, so a * m of the down-input
+    // quantization stays below 2^35 * 2^10.2 * 2^16 < 2^62.
+    b.I64(p + "ds_m", {I}, 896, 1152);
     b.I64(p + "os_m", {Q * d}, 7168, 9216);
-    for (const char* k : {"as_k", "ms_k", "ds_k", "os_k"}) lc[k] = kSmoothShift;
-    // QK smoothing c ~ 1 with 10-bit mantissas: |q_smooth| = |q_norm| * qs_m stays below 2^46,
-    // so the per-head quantization's a * 2^15 never leaves int64 (no wrap events).
-    const auto qs = b.I64(p + "qs_m", {KV, d}, 896, 1152);
+    for (const char* k : {"as_k", "ms_k", "os_k"}) lc[k] = kSmoothShift;
+    lc["ds_k"] = kDownSmoothShift;
+    // QK smoothing c ~ 1 with 8-bit mantissas: |q_norm| <= sqrt(d) * 2^20 * 2^14, so
+    // |q_smooth| < 2^46 for d <= 128 and the per-head quantization's a * 2^15 never leaves int64
+    // (docs/SPEC.md §6: no wrap events in synthetic models).
+    const auto qs = b.I64(p + "qs_m", {KV, d}, 224, 288);
     lc["qs_k"] = kQkSmoothShift;
     // Static K-cache scale per channel: c_j * sK with c_j = qs_m / 2^10, sK = 4/127.
     std::vector<int64_t> kq_m(qs.size()), kq_k(qs.size());

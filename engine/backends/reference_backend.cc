@@ -37,13 +37,15 @@ class ReferenceBackend final : public Backend {
 
 void MatmulI8Ref(const int8_t* a, int64_t m, int64_t k, const int8_t* w8t, int64_t n,
                  int32_t* c) {
-  for (int64_t i = 0; i < m; ++i) {
-    int32_t* ci = c + i * n;
-    std::memset(ci, 0, static_cast<size_t>(n) * sizeof(int32_t));
-    for (int64_t kk = 0; kk < k; ++kk) {
+  // c[i][j] = sum over kk of a[i][kk] * w8t[kk][j]. Each weight row is read once for all m
+  // activation rows (batched rows share the weight stream); the sum is exact in int32.
+  std::memset(c, 0, static_cast<size_t>(m * n) * sizeof(int32_t));
+  for (int64_t kk = 0; kk < k; ++kk) {
+    const int8_t* wrow = w8t + kk * n;
+    for (int64_t i = 0; i < m; ++i) {
       const int32_t av = a[i * k + kk];
       if (av == 0) continue;
-      const int8_t* wrow = w8t + kk * n;
+      int32_t* ci = c + i * n;
       for (int64_t j = 0; j < n; ++j) ci[j] += av * wrow[j];
     }
   }

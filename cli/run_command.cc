@@ -1,0 +1,74 @@
+// detverify run SCENARIO.yaml: every configuration in its own child process, results into
+// SQLite, the run table at the end. `run-config` is the hidden child side.
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+
+#include "cli/command.h"
+#include "harness/runner.h"
+#include "harness/scenario.h"
+
+namespace dv::cli {
+namespace {
+
+struct RunOptions {
+  std::string scenario;
+  std::vector<std::string> configs;
+  std::string db = "results.db";
+  bool json = false;
+  bool validate = false;
+};
+
+std::string SelfExe() {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw UsageError("cannot locate the detverify binary (/proc/self/exe)");
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+void RunRun(const RunOptions& o, CommandContext& ctx) {
+  if (o.validate) {
+    const harness::Scenario s = harness::LoadScenario(o.scenario);
+    std::printf("%s: valid (scenario '%s', %zu configurations)\n", o.scenario.c_str(), s.name.c_str(),
+                s.configurations.size());
+    ctx.exit_code = kExitOk;
+    return;
+  }
+  harness::RunnerOptions ro;
+  ro.scenario_path = o.scenario;
+  ro.configs = o.configs;
+  ro.db_path = o.db;
+  ro.json = o.json;
+  ro.self_exe = SelfExe();
+  ctx.exit_code = harness::RunScenario(ro);
+}
+
+struct RunConfigOptions {
+  std::string scenario, config, result;
+};
+
+}  // namespace
+
+void SetupRunCommand(CLI::App& app, CommandContext& ctx) {
+  auto opt = std::make_shared<RunOptions>();
+  CLI::App* cmd = app.add_subcommand("run", "run a scenario's configurations and record their hashes");
+  cmd->add_option("scenario", opt->scenario, "scenario YAML file")->required();
+  cmd->add_option("--config", opt->configs, "run only this configuration (repeatable)");
+  cmd->add_option("--db", opt->db, "result database")->capture_default_str();
+  cmd->add_flag("--json", opt->json, "print the run table as JSON");
+  cmd->add_flag("--validate", opt->validate, "check the scenario file and exit");
+  cmd->callback([opt, &ctx]() { RunRun(*opt, ctx); });
+
+  auto child = std::make_shared<RunConfigOptions>();
+  CLI::App* rc = app.add_subcommand("run-config", "internal: run one configuration (child process)");
+  rc->group("");  // hidden from --help
+  rc->add_option("scenario", child->scenario)->required();
+  rc->add_option("--config", child->config)->required();
+  rc->add_option("--result", child->result)->required();
+  rc->callback([child, &ctx]() {
+    ctx.exit_code = harness::RunConfigurationChild(child->scenario, child->config, child->result);
+  });
+}
+
+}  // namespace dv::cli

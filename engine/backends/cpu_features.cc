@@ -1,0 +1,92 @@
+#include "engine/backends/cpu_features.h"
+
+#include <cstdlib>
+#include <stdexcept>
+
+namespace dv {
+namespace {
+
+constexpr CpuIsa kAllIsas[] = {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512Vnni};
+
+std::string SupportedList() {
+  std::string out;
+  for (CpuIsa isa : SupportedCpuIsas()) {
+    if (!out.empty()) out += ", ";
+    out += CpuIsaName(isa);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view CpuIsaName(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::kScalar: return "scalar";
+    case CpuIsa::kAvx2: return "avx2";
+    case CpuIsa::kAvx512Vnni: return "avx512vnni";
+  }
+  return "unknown";
+}
+
+CpuIsa ParseCpuIsa(std::string_view name) {
+  for (CpuIsa isa : kAllIsas) {
+    if (CpuIsaName(isa) == name) return isa;
+  }
+  throw std::invalid_argument("unknown cpu ISA level '" + std::string(name) +
+                              "' (known: scalar, avx2, avx512vnni)");
+}
+
+bool CpuSupports(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::kScalar: return true;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    // __builtin_cpu_supports reads CPUID and, for AVX and AVX-512, the XCR0 bits that say the OS
+    // saves the wide registers.
+    case CpuIsa::kAvx2: return __builtin_cpu_supports("avx2");
+    case CpuIsa::kAvx512Vnni:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+#else
+    case CpuIsa::kAvx2: return false;
+    case CpuIsa::kAvx512Vnni: return false;
+#endif
+  }
+  return false;
+}
+
+std::vector<CpuIsa> SupportedCpuIsas() {
+  std::vector<CpuIsa> out;
+  for (CpuIsa isa : kAllIsas) {
+    if (CpuSupports(isa)) out.push_back(isa);
+  }
+  return out;
+}
+
+CpuIsa BestCpuIsa() { return SupportedCpuIsas().back(); }
+
+void RequireCpuIsa(CpuIsa isa) {
+  if (!CpuSupports(isa)) {
+    throw std::invalid_argument("this CPU cannot run the cpu backend at ISA level '" +
+                                std::string(CpuIsaName(isa)) + "' (CPUID offers: " +
+                                SupportedList() + ")");
+  }
+}
+
+CpuIsa CpuIsaFromEnvironment() {
+  const char* env = std::getenv("DETVERIFY_CPU_ISA");
+  if (env == nullptr || *env == '\0') return BestCpuIsa();
+  CpuIsa isa = CpuIsa::kScalar;
+  try {
+    isa = ParseCpuIsa(env);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("DETVERIFY_CPU_ISA: ") + e.what());
+  }
+  try {
+    RequireCpuIsa(isa);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("DETVERIFY_CPU_ISA: ") + e.what());
+  }
+  return isa;
+}
+
+}  // namespace dv

@@ -1,0 +1,45 @@
+// The SIMD levels the cpu backend dispatches on, detected at run time from CPUID (never from
+// /proc/cpuinfo, which a hypervisor may trim) and optionally forced by DETVERIFY_CPU_ISA.
+//
+// Every level computes the same bits (docs/NOTES.md, "cpu backend"); the override exists so one
+// machine can test each of them against the reference backend.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dv {
+
+// Ordered from the most portable to the widest.
+enum class CpuIsa {
+  kScalar,      // portable C++ (also what aarch64 and other hosts run)
+  kAvx2,        // x86-64 AVX2: int8 widened to int16, vpmaddwd (exact, no saturation)
+  kAvx512Vnni,  // x86-64 AVX-512 F/BW/VL + VNNI: vpdpbusd
+};
+
+// "scalar", "avx2", "avx512vnni".
+std::string_view CpuIsaName(CpuIsa isa);
+
+// Parses a name as CpuIsaName writes it. Throws std::invalid_argument listing the known names.
+CpuIsa ParseCpuIsa(std::string_view name);
+
+// True when this CPU (CPUID, including the OS's register-state support) and this build can run
+// `isa`.
+bool CpuSupports(CpuIsa isa);
+
+// Every level CpuSupports, most portable first.
+std::vector<CpuIsa> SupportedCpuIsas();
+
+// The widest supported level.
+CpuIsa BestCpuIsa();
+
+// The level the cpu backend uses when none is requested explicitly: DETVERIFY_CPU_ISA when set
+// and non-empty, else BestCpuIsa(). Throws std::invalid_argument when the variable names an
+// unknown level or one this CPU lacks (the message says which levels it has).
+CpuIsa CpuIsaFromEnvironment();
+
+// Checks an explicit request; throws std::invalid_argument as above when the CPU lacks it.
+void RequireCpuIsa(CpuIsa isa);
+
+}  // namespace dv

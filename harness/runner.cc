@@ -1,0 +1,280 @@
+#include "harness/runner.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/process.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "build_info.h"
+#include "db/run_store.h"
+#include "engine/backends/backend_registry.h"
+#include "engine/safetensors.h"
+#include "harness/canonical_json.h"
+#include "harness/config_runner.h"
+#include "harness/fingerprint.h"
+#include "harness/progress.h"
+#include "harness/run_table.h"
+
+namespace dv::harness {
+namespace {
+
+namespace bp = boost::process;
+namespace fs = std::filesystem;
+
+std::string UtcNow() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string ConfigJson(const Configuration& c) {
+  return CanonicalJson({{"name", c.name}, {"engine", c.engine}, {"backend", c.backend}, {"dtype", c.dtype},
+                        {"batch", {{"size", c.batch.size}, {"co_prompts", c.batch.co_prompts}, {"position", c.batch.position}}},
+                        {"split_prefill", c.split_prefill}, {"cuda_graphs", c.cuda_graphs}, {"threads", c.threads}});
+}
+
+std::string LastLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line, last;
+  while (std::getline(in, line)) {
+    if (!line.empty()) last = line;
+  }
+  const std::string prefix = "detverify: ";
+  if (last.rfind(prefix, 0) == 0) last = last.substr(prefix.size());
+  return last.substr(0, 300);
+}
+
+// Why a configuration is not run on this machine/build, or "" when it can run.
+std::string SkipReason(const Configuration& c) {
+  if (c.engine == "float") return "the float contrast engine is not part of this build";
+  if (!BackendAvailable(c.backend)) {
+    if (c.backend == "cuda") return "no CUDA backend on this machine (no GPU or not built)";
+    return "backend " + c.backend + " is not available in this build";
+  }
+  return "";
+}
+
+struct ChildResult {
+  std::string status = "error";
+  std::string detail;
+  std::vector<StepHashes> steps;
+  int64_t generate_ms = 0;
+  int64_t wrap_events = 0;
+};
+
+// Launches `detverify run-config` for one configuration, relays its progress, enforces the
+// timeout, and classifies how it ended.
+ChildResult RunChild(const RunnerOptions& o, const Configuration& c, Progress& progress) {
+  const fs::path tmp = fs::temp_directory_path() / ("detverify-" + std::to_string(::getpid()) + "-" + c.name);
+  const std::string result_path = tmp.string() + ".json", err_path = tmp.string() + ".err";
+  fs::remove(result_path);
+  ChildResult out;
+  bp::ipstream child_out;
+  bp::child child(o.self_exe, "run-config", o.scenario_path, "--config", c.name, "--result", result_path,
+                  bp::std_out > child_out, bp::std_err > err_path, bp::std_in < bp::null);
+  std::thread reader([&] {
+    std::string line;
+    while (std::getline(child_out, line)) {
+      long long done = 0, total = 0;
+      if (std::sscanf(line.c_str(), "progress %lld %lld", &done, &total) == 2) progress.Step(done, total);
+    }
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(c.timeout_s);
+  bool timed_out = false;
+  while (child.running()) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      timed_out = true;
+      child.terminate();  // SIGKILL
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  child.wait();
+  reader.join();
+  const int raw = child.native_exit_code();
+  if (timed_out) {
+    out.status = "timeout";
+    out.detail = "no result within " + std::to_string(c.timeout_s) + " s";
+  } else if (WIFSIGNALED(raw)) {
+    const int sig = WTERMSIG(raw);
+    out.status = sig == SIGKILL ? "killed" : "crashed";
+    out.detail = std::string("signal ") + std::to_string(sig) + " (" + ::strsignal(sig) + ")";
+  } else if (WIFEXITED(raw) && WEXITSTATUS(raw) == 0) {
+    try {
+      const auto j = nlohmann::json::parse(std::ifstream(result_path));
+      out.generate_ms = j.at("generate_ms").get<int64_t>();
+      out.wrap_events = j.at("wrap_events").get<int64_t>();
+      for (const auto& s : j.at("steps")) {
+        out.steps.push_back({s.at(0).get<int32_t>(), s.at(1).get<std::string>(), s.at(2).get<std::string>()});
+      }
+      out.status = "ok";
+    } catch (const std::exception& e) {
+      out.status = "error";
+      out.detail = std::string("unreadable result from the child: ") + e.what();
+    }
+  } else {
+    out.status = "error";
+    out.detail = LastLine(err_path);
+    if (out.detail.empty()) out.detail = "exit code " + std::to_string(WIFEXITED(raw) ? WEXITSTATUS(raw) : raw);
+  }
+  fs::remove(result_path);
+  fs::remove(err_path);
+  return out;
+}
+
+}  // namespace
+
+int RunScenario(const RunnerOptions& o) {
+  const Scenario scenario = LoadScenario(o.scenario_path);
+  std::vector<const Configuration*> selected;
+  if (o.configs.empty()) {
+    for (const Configuration& c : scenario.configurations) selected.push_back(&c);
+  } else {
+    for (const std::string& name : o.configs) {
+      const Configuration* c = scenario.Find(name);
+      if (!c) {
+        std::string known;
+        for (const auto& k : scenario.configurations) known += (known.empty() ? "" : ", ") + k.name;
+        throw ScenarioError(o.scenario_path + ": unknown configuration '" + name + "' (known: " + known + ")");
+      }
+      selected.push_back(c);
+    }
+  }
+
+  // Open the DB first: a bad DB path fails before minutes of work.
+  db::RunStore store = db::RunStore::Open(o.db_path);
+  Progress progress(stderr);
+  const ResolvedModel model = ResolveModel(scenario);
+  ResolvePrompt(scenario, *model.artifact);  // fail early on a bad prompt
+  const nlohmann::json fp = CollectFingerprint();
+  db::MachineRecord machine{"", CanonicalJson(fp)};
+  machine.id = db::ComputeMachineId(machine);
+  db::ArtifactRecord artifact{model.artifact->sha256(), model.source, model.synthetic, model.artifact->config_sha256()};
+  db::ScenarioRecord scen{"", scenario.name, CanonicalScenarioText(scenario)};
+  scen.id = db::ComputeScenarioId(scen);
+
+  std::FILE* info = o.json ? stderr : stdout;
+  std::fprintf(info, "detverify %s (spec %s, %s)  scenario %s\n", build::kToolVersion, build::kSpecVersion,
+               build::kGitCommit, scenario.name.c_str());
+  std::fprintf(info, "artifact  %s  sha256 %s\n", model.source.c_str(), model.artifact->sha256().c_str());
+  std::fprintf(info, "machine   %s | %s | %s | %s\n", fp.value("cpu_model", "?").c_str(), fp.value("os", "?").c_str(),
+               fp.value("compiler", "?").c_str(), fp.value("kernel", "?").c_str());
+  if (model.synthetic) {
+    const std::string why = model.fallback_used ? "the artifact '" + scenario.model.artifact + "' is absent, so this run uses"
+                                                : "this scenario names no artifact and uses";
+    std::fprintf(info,
+                 "\n  ************************************************************************\n"
+                 "  *  SYNTHETIC MODEL: %s\n"
+                 "  *  the built-in %s. Hashes are not comparable with\n"
+                 "  *  published values for real weights (they are recorded as synthetic).\n"
+                 "  ************************************************************************\n\n",
+                 why.c_str(), model.source.c_str());
+  }
+  std::fflush(info);
+
+  int exit_code = 0;
+  std::vector<db::RunRecord> records;
+  for (size_t i = 0; i < selected.size(); ++i) {
+    const Configuration& c = *selected[i];
+    db::RunRecord run;
+    run.scenario = scen;
+    run.machine = machine;
+    run.artifact = artifact;
+    run.configuration = c.name;
+    run.engine = c.engine;
+    run.backend = c.backend;
+    run.started_at = UtcNow();
+    run.tool_version = build::kToolVersion;
+    run.spec_version = build::kSpecVersion;
+    run.config_json = ConfigJson(c);
+    progress.Start(i, selected.size(), c.name);
+    const auto t0 = std::chrono::steady_clock::now();
+    if (const std::string why = SkipReason(c); !why.empty()) {
+      run.status = "skipped";
+      run.status_detail = why;
+    } else {
+      ChildResult r = RunChild(o, c, progress);
+      run.status = r.status;
+      run.status_detail = r.detail;
+      run.wrap_events = r.wrap_events;
+      for (size_t s = 0; s < r.steps.size(); ++s) {
+        run.steps.push_back({static_cast<int64_t>(s), r.steps[s].token, r.steps[s].logits_chain, r.steps[s].token_chain});
+      }
+      if (!run.steps.empty()) {
+        run.final_logits_chain = run.steps.back().logits_chain;
+        run.final_token_chain = run.steps.back().token_chain;
+        run.tokens_per_s_milli = r.generate_ms > 0 ? static_cast<int64_t>(run.steps.size()) * 1000 * 1000 / r.generate_ms : 0;
+      }
+      run.n_steps = static_cast<int64_t>(run.steps.size());
+      if (run.status != "ok") exit_code = 1;
+    }
+    run.wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    store.RecordRun(run);
+    progress.Finish(run.status == "skipped" ? "skipped: " + run.status_detail
+                                            : run.status + (run.status_detail.empty() ? "" : " (" + run.status_detail + ")"),
+                    run.n_steps, run.wall_ms);
+    records.push_back(std::move(run));
+  }
+
+  const RunTable table = BuildRunTable(scenario.name, records, scenario.expect);
+  if (o.json) {
+    nlohmann::json j = RunTableJson(table);
+    j["db"] = o.db_path;
+    j["synthetic_model"] = model.synthetic;
+    std::cout << j.dump(1) << "\n";
+  } else {
+    std::printf("\n%s", RenderRunTableText(table).c_str());
+    bool any_expect = false;
+    for (const auto& e : scenario.expect) any_expect |= model.artifact->sha256().rfind(e.artifact, 0) == 0;
+    if (!scenario.expect.empty() && !any_expect) {
+      std::printf("published hashes: none for this artifact (the scenario publishes them for %s...)\n",
+                  scenario.expect.front().artifact.c_str());
+    }
+    std::printf("results recorded in %s\n", o.db_path.c_str());
+  }
+  return exit_code;
+}
+
+int RunConfigurationChild(const std::string& scenario_path, const std::string& config_name,
+                          const std::string& result_path) {
+  const Scenario scenario = LoadScenario(scenario_path);
+  const Configuration* c = scenario.Find(config_name);
+  if (!c) throw ScenarioError(scenario_path + ": unknown configuration '" + config_name + "'");
+  // Test-only fault injection: DETVERIFY_FAULT=crash:<config> or hang:<config>.
+  std::string fault;
+  if (const char* f = std::getenv("DETVERIFY_FAULT")) fault = f;
+  const ResolvedModel model = ResolveModel(scenario);
+  const ConfigOutcome out = RunConfigurationInProcess(scenario, *c, model, [&](int64_t done, int64_t total) {
+    std::printf("progress %lld %lld\n", static_cast<long long>(done), static_cast<long long>(total));
+    std::fflush(stdout);
+    if (done == 2 && fault == "crash:" + config_name) std::abort();
+    if (done == 2 && fault == "hang:" + config_name) {
+      for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+  });
+  nlohmann::json j;
+  j["generate_ms"] = out.generate_ms;
+  j["wrap_events"] = out.wrap_events;
+  j["steps"] = nlohmann::json::array();
+  for (const StepHashes& s : out.steps) j["steps"].push_back({s.token, s.logits_chain, s.token_chain});
+  const std::string text = j.dump();
+  WriteFileAtomic(result_path, {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+  return 0;
+}
+
+}  // namespace dv::harness

@@ -1,0 +1,289 @@
+#include "harness/scenario.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "harness/canonical_json.h"
+
+namespace dv::harness {
+namespace {
+
+// Reads one YAML mapping, allowing only `allowed` keys; every error names file:line.
+class Reader {
+ public:
+  explicit Reader(std::string path) : path_(std::move(path)) {}
+
+  [[noreturn]] void Fail(const YAML::Node& at, const std::string& what) const {
+    const int line = at.IsDefined() ? at.Mark().line + 1 : 0;
+    throw ScenarioError(path_ + ":" + std::to_string(line > 0 ? line : 1) + ": " + what);
+  }
+
+  void ExpectMap(const YAML::Node& n, const std::string& what) const {
+    if (!n.IsMap()) Fail(n, what + " must be a mapping");
+  }
+
+  void OnlyKeys(const YAML::Node& n, const std::string& what, const std::set<std::string>& allowed) const {
+    ExpectMap(n, what);
+    for (const auto& kv : n) {
+      const std::string key = kv.first.as<std::string>();
+      if (!allowed.count(key)) {
+        std::string list;
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        Fail(kv.first, "unknown key '" + key + "' in " + what + " (allowed: " + list + ")");
+      }
+    }
+  }
+
+  std::string Str(const YAML::Node& n, const std::string& what) const {
+    if (!n.IsScalar()) Fail(n, what + " must be a string");
+    return n.as<std::string>();
+  }
+
+  int64_t Int(const YAML::Node& n, const std::string& what, int64_t lo, int64_t hi) const {
+    if (!n.IsScalar()) Fail(n, what + " must be an integer");
+    int64_t v = 0;
+    try {
+      const std::string s = n.as<std::string>();
+      size_t used = 0;
+      v = std::stoll(s, &used, 10);
+      if (used != s.size()) throw std::invalid_argument(s);
+    } catch (const std::exception&) {
+      Fail(n, what + " must be an integer, got '" + n.as<std::string>() + "'");
+    }
+    if (v < lo || v > hi) {
+      Fail(n, what + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+                  std::to_string(v));
+    }
+    return v;
+  }
+
+  bool Bool(const YAML::Node& n, const std::string& what) const {
+    if (!n.IsScalar()) Fail(n, what + " must be true or false");
+    const std::string s = n.as<std::string>();
+    if (s == "true" || s == "yes" || s == "on") return true;
+    if (s == "false" || s == "no" || s == "off") return false;
+    Fail(n, what + " must be true or false, got '" + s + "'");
+  }
+
+  std::string OneOf(const YAML::Node& n, const std::string& what, const std::set<std::string>& values) const {
+    const std::string s = Str(n, what);
+    if (!values.count(s)) {
+      std::string list;
+      for (const auto& v : values) list += (list.empty() ? "" : " | ") + v;
+      Fail(n, what + " must be one of " + list + ", got '" + s + "'");
+    }
+    return s;
+  }
+
+  std::pair<int64_t, int64_t> Range(const YAML::Node& n, const std::string& what, int64_t lo, int64_t hi) const {
+    if (!n.IsSequence() || n.size() != 2) Fail(n, what + " must be a list [min, max]");
+    const int64_t a = Int(n[0], what + "[0]", lo, hi), b = Int(n[1], what + "[1]", lo, hi);
+    if (a > b) Fail(n, what + ": min " + std::to_string(a) + " exceeds max " + std::to_string(b));
+    return {a, b};
+  }
+
+  std::string Hex(const YAML::Node& n, const std::string& what, size_t min_len) const {
+    const std::string s = Str(n, what);
+    if (s.size() < min_len || s.size() > 64 || s.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      Fail(n, what + " must be " + std::to_string(min_len) + " to 64 lowercase hex digits");
+    }
+    return s;
+  }
+
+ private:
+  std::string path_;
+};
+
+constexpr int64_t kMaxSteps = 1 << 20;
+
+void ParseModel(const Reader& r, const YAML::Node& n, ModelSpec& m) {
+  r.OnlyKeys(n, "model", {"artifact", "fallback", "fallback_seed"});
+  if (n["artifact"]) m.artifact = r.Str(n["artifact"], "model.artifact");
+  if (n["fallback"]) {
+    const std::string f = r.Str(n["fallback"], "model.fallback");
+    const std::string prefix = "synthetic:";
+    if (f.rfind(prefix, 0) != 0) r.Fail(n["fallback"], "model.fallback must be synthetic:<preset>, got '" + f + "'");
+    m.fallback_preset = f.substr(prefix.size());
+    if (m.fallback_preset != "qwen3-tiny" && m.fallback_preset != "qwen3-0.6b") {
+      r.Fail(n["fallback"], "unknown synthetic preset '" + m.fallback_preset + "' (known: qwen3-tiny, qwen3-0.6b)");
+    }
+  }
+  if (n["fallback_seed"]) m.fallback_seed = static_cast<uint64_t>(r.Int(n["fallback_seed"], "model.fallback_seed", 0, INT64_MAX));
+  if (m.artifact.empty() && m.fallback_preset.empty()) r.Fail(n, "model needs an artifact, a fallback, or both");
+}
+
+void ParsePrompt(const Reader& r, const YAML::Node& n, PromptSpec& p) {
+  r.OnlyKeys(n, "prompt", {"ids", "text", "text_file", "chat", "first_tokens"});
+  int sources = 0;
+  if (n["ids"]) {
+    ++sources;
+    if (!n["ids"].IsSequence() || n["ids"].size() == 0) r.Fail(n["ids"], "prompt.ids must be a non-empty list of token ids");
+    for (const auto& id : n["ids"]) p.ids.push_back(static_cast<int32_t>(r.Int(id, "prompt.ids entry", 0, INT32_MAX)));
+  }
+  if (n["text"]) {
+    ++sources;
+    p.text = r.Str(n["text"], "prompt.text");
+  }
+  if (n["text_file"]) {
+    ++sources;
+    p.text_file = r.Str(n["text_file"], "prompt.text_file");
+  }
+  if (sources != 1) r.Fail(n, "prompt needs exactly one of ids, text, text_file");
+  if (n["chat"]) p.chat = r.Bool(n["chat"], "prompt.chat");
+  if (p.chat && !p.ids.empty()) r.Fail(n["chat"], "prompt.chat applies to text, not to ids");
+  if (n["first_tokens"]) p.first_tokens = r.Int(n["first_tokens"], "prompt.first_tokens", 1, kMaxSteps);
+}
+
+void ParseCoPrompts(const Reader& r, const YAML::Node& n, CoPromptSpec& c) {
+  r.OnlyKeys(n, "co_prompts", {"seed", "count", "length", "vocab"});
+  if (n["seed"]) c.seed = static_cast<uint64_t>(r.Int(n["seed"], "co_prompts.seed", 0, INT64_MAX));
+  if (n["count"]) c.count = r.Int(n["count"], "co_prompts.count", 0, 4096);
+  if (n["length"]) std::tie(c.min_len, c.max_len) = r.Range(n["length"], "co_prompts.length", 1, kMaxSteps);
+  if (n["vocab"]) std::tie(c.min_id, c.max_id) = r.Range(n["vocab"], "co_prompts.vocab", 0, INT32_MAX);
+}
+
+Configuration ParseConfiguration(const Reader& r, const YAML::Node& n, size_t index) {
+  const std::string what = "configurations[" + std::to_string(index) + "]";
+  r.OnlyKeys(n, what, {"name", "engine", "backend", "dtype", "batch", "split", "cuda_graphs", "timeout_s", "threads"});
+  Configuration c;
+  c.line = n.Mark().line + 1;
+  if (!n["name"]) r.Fail(n, what + " needs a name");
+  c.name = r.Str(n["name"], what + ".name");
+  if (c.name.empty() || c.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != std::string::npos) {
+    r.Fail(n["name"], what + ".name must be letters, digits, '-', '_' or '.'");
+  }
+  if (n["engine"]) c.engine = r.OneOf(n["engine"], c.name + ".engine", {"int8", "float"});
+  if (n["backend"]) c.backend = r.OneOf(n["backend"], c.name + ".backend", {"reference", "cpu", "cuda"});
+  if (n["dtype"]) {
+    if (c.engine != "float") r.Fail(n["dtype"], c.name + ".dtype applies to engine: float only");
+    c.dtype = r.OneOf(n["dtype"], c.name + ".dtype", {"fp32", "bf16", "fp16"});
+  } else if (c.engine == "float") {
+    c.dtype = c.backend == "cuda" ? "fp16" : "fp32";
+  }
+  if (n["batch"]) {
+    const YAML::Node b = n["batch"];
+    r.OnlyKeys(b, c.name + ".batch", {"size", "co_prompts", "position"});
+    if (b["size"]) c.batch.size = r.Int(b["size"], c.name + ".batch.size", 1, 4096);
+    if (b["co_prompts"]) c.batch.co_prompts = r.Bool(b["co_prompts"], c.name + ".batch.co_prompts");
+    if (b["position"]) c.batch.position = r.Int(b["position"], c.name + ".batch.position", 0, 4095);
+    if (c.batch.position >= c.batch.size) {
+      r.Fail(b, c.name + ".batch.position " + std::to_string(c.batch.position) + " is outside a batch of " + std::to_string(c.batch.size));
+    }
+    if (c.batch.size > 1 && !c.batch.co_prompts) {
+      r.Fail(b, c.name + ".batch.size > 1 needs co_prompts: true");
+    }
+  }
+  if (n["split"]) {
+    const YAML::Node s = n["split"];
+    r.OnlyKeys(s, c.name + ".split", {"prefill"});
+    if (!s["prefill"]) r.Fail(s, c.name + ".split needs prefill: P");
+    c.split_prefill = r.Int(s["prefill"], c.name + ".split.prefill", 1, kMaxSteps);
+  }
+  if (n["cuda_graphs"]) {
+    c.cuda_graphs = r.Bool(n["cuda_graphs"], c.name + ".cuda_graphs");
+    if (c.cuda_graphs && c.backend != "cuda") r.Fail(n["cuda_graphs"], c.name + ".cuda_graphs needs backend: cuda");
+  }
+  if (n["timeout_s"]) c.timeout_s = r.Int(n["timeout_s"], c.name + ".timeout_s", 1, 7 * 24 * 3600);
+  if (n["threads"]) c.threads = static_cast<int>(r.Int(n["threads"], c.name + ".threads", 0, 1024));
+  return c;
+}
+
+}  // namespace
+
+const Configuration* Scenario::Find(const std::string& config_name) const {
+  for (const Configuration& c : configurations) {
+    if (c.name == config_name) return &c;
+  }
+  return nullptr;
+}
+
+Scenario LoadScenario(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ScenarioError(path + ":1: cannot open the file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  YAML::Node root;
+  try {
+    root = YAML::Load(ss.str());
+  } catch (const YAML::Exception& e) {
+    throw ScenarioError(path + ":" + std::to_string(e.mark.line + 1) + ": malformed YAML: " + e.msg);
+  }
+  const Reader r(path);
+  if (!root.IsMap()) r.Fail(root, "the scenario must be a YAML mapping");
+  r.OnlyKeys(root, "the scenario", {"name", "model", "prompt", "generate", "co_prompts", "expect", "configurations", "timeout_s"});
+  Scenario s;
+  s.path = path;
+  try {
+    for (const char* key : {"name", "model", "prompt", "generate", "configurations"}) {
+      if (!root[key]) r.Fail(root, std::string("missing required key '") + key + "'");
+    }
+    s.name = r.Str(root["name"], "name");
+    if (s.name.empty()) r.Fail(root["name"], "name must not be empty");
+    ParseModel(r, root["model"], s.model);
+    ParsePrompt(r, root["prompt"], s.prompt);
+    r.OnlyKeys(root["generate"], "generate", {"max_new"});
+    if (!root["generate"]["max_new"]) r.Fail(root["generate"], "generate needs max_new");
+    s.max_new = r.Int(root["generate"]["max_new"], "generate.max_new", 1, kMaxSteps);
+    if (root["co_prompts"]) ParseCoPrompts(r, root["co_prompts"], s.co_prompts);
+    if (root["timeout_s"]) s.timeout_s = r.Int(root["timeout_s"], "timeout_s", 1, 7 * 24 * 3600);
+    if (root["expect"]) {
+      if (!root["expect"].IsSequence()) r.Fail(root["expect"], "expect must be a list");
+      for (const auto& e : root["expect"]) {
+        r.OnlyKeys(e, "expect entry", {"artifact", "steps", "logits", "tokens"});
+        ExpectedHashes x;
+        if (!e["artifact"] || !e["logits"] || !e["tokens"]) r.Fail(e, "expect entry needs artifact, logits and tokens");
+        x.artifact = r.Hex(e["artifact"], "expect.artifact", 12);
+        x.logits = r.Hex(e["logits"], "expect.logits", 12);
+        x.tokens = r.Hex(e["tokens"], "expect.tokens", 12);
+        x.steps = e["steps"] ? r.Int(e["steps"], "expect.steps", 1, kMaxSteps) : s.max_new;
+        s.expect.push_back(x);
+      }
+    }
+    const YAML::Node configs = root["configurations"];
+    if (!configs.IsSequence() || configs.size() == 0) r.Fail(configs, "configurations must be a non-empty list");
+    std::map<std::string, int> seen;
+    for (size_t i = 0; i < configs.size(); ++i) {
+      Configuration c = ParseConfiguration(r, configs[i], i);
+      if (auto it = seen.find(c.name); it != seen.end()) {
+        r.Fail(configs[i]["name"], "duplicate configuration name '" + c.name + "' (first at line " + std::to_string(it->second) + ")");
+      }
+      seen[c.name] = c.line;
+      if (c.timeout_s == 0) c.timeout_s = s.timeout_s;
+      s.configurations.push_back(c);
+    }
+  } catch (const YAML::Exception& e) {
+    throw ScenarioError(path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  return s;
+}
+
+std::string CanonicalScenarioText(const Scenario& s) {
+  nlohmann::json j;
+  j["name"] = s.name;
+  j["model"] = {{"artifact", s.model.artifact}, {"fallback", s.model.fallback_preset}, {"fallback_seed", s.model.fallback_seed}};
+  j["prompt"] = {{"ids", s.prompt.ids}, {"text", s.prompt.text}, {"text_file", s.prompt.text_file},
+                 {"chat", s.prompt.chat}, {"first_tokens", s.prompt.first_tokens}};
+  j["max_new"] = s.max_new;
+  j["co_prompts"] = {{"seed", s.co_prompts.seed}, {"count", s.co_prompts.count},
+                     {"length", {s.co_prompts.min_len, s.co_prompts.max_len}},
+                     {"vocab", {s.co_prompts.min_id, s.co_prompts.max_id}}};
+  j["expect"] = nlohmann::json::array();
+  for (const auto& e : s.expect) {
+    j["expect"].push_back({{"artifact", e.artifact}, {"steps", e.steps}, {"logits", e.logits}, {"tokens", e.tokens}});
+  }
+  j["configurations"] = nlohmann::json::array();
+  for (const auto& c : s.configurations) {
+    j["configurations"].push_back({{"name", c.name}, {"engine", c.engine}, {"backend", c.backend}, {"dtype", c.dtype},
+                                   {"batch", {{"size", c.batch.size}, {"co_prompts", c.batch.co_prompts}, {"position", c.batch.position}}},
+                                   {"split_prefill", c.split_prefill}, {"cuda_graphs", c.cuda_graphs},
+                                   {"timeout_s", c.timeout_s}, {"threads", c.threads}});
+  }
+  return CanonicalJson(j);
+}
+
+}  // namespace dv::harness

@@ -1,0 +1,83 @@
+// Scenario files (scenarios/README.md): a model, a prompt, a generation length, seeded
+// co-prompts, expected hashes and a list of configurations, parsed from YAML with every problem
+// reported as "file:line: problem". Unknown keys and duplicate configuration names are errors.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/co_prompts.h"
+
+namespace dv::harness {
+
+class ScenarioError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ModelSpec {
+  std::string artifact;         // folder as written (may be empty)
+  std::string fallback_preset;  // "qwen3-0.6b" from "synthetic:qwen3-0.6b" (may be empty)
+  uint64_t fallback_seed = 0;
+};
+
+struct PromptSpec {
+  std::vector<int32_t> ids;  // given directly, or
+  std::string text;          // text to tokenize, or
+  std::string text_file;     // a file of text to tokenize (resolved path)
+  bool chat = false;         // wrap the text in the Qwen3 chat template
+  int64_t first_tokens = 0;  // keep only the first N tokens (0: all)
+};
+
+struct BatchSpec {
+  int64_t size = 1;
+  bool co_prompts = false;  // fill the other rows with the scenario's random co-prompts
+  int64_t position = 0;     // our row's index in the batch
+};
+
+struct Configuration {
+  std::string name;
+  std::string engine = "int8";        // int8 | float
+  std::string backend = "reference";  // reference | cpu | cuda
+  std::string dtype;                  // float rows: fp32 | bf16 | fp16
+  BatchSpec batch;
+  int64_t split_prefill = 0;          // 0: whole prompt at once
+  bool cuda_graphs = false;
+  int64_t timeout_s = 0;              // 0: the scenario default
+  int threads = 0;                    // cpu backend threads, 0: all cores
+  int line = 0;
+};
+
+// Published hashes for one artifact: rows whose artifact SHA-256 starts with `artifact` must end
+// with these chain prefixes after `steps` steps.
+struct ExpectedHashes {
+  std::string artifact;
+  int64_t steps = 0;
+  std::string logits;
+  std::string tokens;
+};
+
+struct Scenario {
+  std::string path;  // the file it was read from
+  std::string name;
+  ModelSpec model;
+  PromptSpec prompt;
+  int64_t max_new = 0;
+  CoPromptSpec co_prompts;
+  int64_t timeout_s = 3600;
+  std::vector<ExpectedHashes> expect;
+  std::vector<Configuration> configurations;
+
+  const Configuration* Find(const std::string& config_name) const;
+};
+
+// Reads and validates `path`. Throws ScenarioError("path:line: problem").
+Scenario LoadScenario(const std::string& path);
+
+// The scenario as canonical JSON (sorted keys, no whitespace): its identity in result DBs, so
+// reformatting the YAML does not change it. Paths are kept as written.
+std::string CanonicalScenarioText(const Scenario& scenario);
+
+}  // namespace dv::harness
