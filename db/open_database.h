@@ -1,0 +1,29 @@
+// Opening a result DB for writing (create + migrate) or for reading (never writes the file).
+// Internal to db/: RunStore, MergeDatabases and ContentDigest open files through these.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "db/sqlite_handle.h"
+
+namespace dv::db {
+
+enum class JournalMode {
+  kWal,       // concurrent readers and writers across processes; the default for stores
+  kRollback,  // a single private writer (a merge's temporary output)
+};
+
+// Opens `path` (created when missing; ":memory:" allowed), checks it is a detverify DB of a
+// known version before writing anything, sets the journal mode, synchronous=FULL and
+// foreign_keys, and migrates it to NewestSchemaVersion(). Throws DbError (see CheckSchema).
+SqliteHandle OpenForWriting(const std::string& path, std::chrono::milliseconds lock_timeout,
+                            JournalMode journal_mode);
+
+// Opens an existing detverify DB read-only ("file:...?mode=ro"): the file is never written
+// (SQLite may create the empty -wal/-shm companions a WAL reader needs). An older schema is
+// copied into memory and migrated there. Throws DbError for a missing file, an empty DB and
+// everything CheckSchema refuses.
+SqliteHandle OpenForReading(const std::string& path, std::chrono::milliseconds lock_timeout);
+
+}  // namespace dv::db
