@@ -255,15 +255,18 @@ int RunConfigurationChild(const std::string& scenario_path, const std::string& c
   const Scenario scenario = LoadScenario(scenario_path);
   const Configuration* c = scenario.Find(config_name);
   if (!c) throw ScenarioError(scenario_path + ": unknown configuration '" + config_name + "'");
-  // Test-only fault injection: DETVERIFY_FAULT=crash:<config> or hang:<config>.
+  // Test-only fault injection: DETVERIFY_FAULT=crash:<config>,hang:<config>,... makes that
+  // configuration's child abort or hang at its second step.
   std::string fault;
-  if (const char* f = std::getenv("DETVERIFY_FAULT")) fault = f;
+  if (const char* f = std::getenv("DETVERIFY_FAULT")) fault = std::string(",") + f + ",";
+  const bool crash = fault.find(",crash:" + config_name + ",") != std::string::npos;
+  const bool hang = fault.find(",hang:" + config_name + ",") != std::string::npos;
   const ResolvedModel model = ResolveModel(scenario);
   const ConfigOutcome out = RunConfigurationInProcess(scenario, *c, model, [&](int64_t done, int64_t total) {
     std::printf("progress %lld %lld\n", static_cast<long long>(done), static_cast<long long>(total));
     std::fflush(stdout);
-    if (done == 2 && fault == "crash:" + config_name) std::abort();
-    if (done == 2 && fault == "hang:" + config_name) {
+    if (done == 2 && crash) std::abort();
+    if (done == 2 && hang) {
       for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
     }
   });

@@ -1,0 +1,202 @@
+// End to end through the detverify binary: quick.yaml gives one unique int8 hash with one steps
+// row per generated step; crashed and hung configurations are recorded while the others finish;
+// a run killed with SIGKILL leaves only complete runs; two runs write one DB at once; bad input
+// gives one line and exit code 2.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "db/run_store.h"
+
+namespace dv {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Src() { return std::getenv("DETVERIFY_SOURCE_DIR") ? std::getenv("DETVERIFY_SOURCE_DIR") : "."; }
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+// Runs detverify with `args` (and extra environment "K=V" entries), capturing output.
+Result Detverify(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+  const fs::path dir = fs::temp_directory_path();
+  const std::string out = (dir / ("dv_e2e_out_" + std::to_string(::getpid()))).string();
+  const std::string err = out + ".err";
+  std::string cmd;
+  for (const auto& e : env) cmd += e + " ";
+  cmd += std::string(DETVERIFY_BIN);
+  for (const auto& a : args) cmd += " '" + a + "'";
+  cmd += " > " + out + " 2> " + err + " < /dev/null";
+  const int raw = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  std::stringstream so, se;
+  so << std::ifstream(out).rdbuf();
+  se << std::ifstream(err).rdbuf();
+  r.out = so.str();
+  r.err = se.str();
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+pid_t Spawn(const std::vector<std::string>& args) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    ::dup2(devnull, 1);
+    ::dup2(devnull, 2);
+    std::vector<char*> argv;
+    std::string bin = DETVERIFY_BIN;
+    argv.push_back(bin.data());
+    std::vector<std::string> copy = args;
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(DETVERIFY_BIN, argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+class E2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("dv_e2e_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    db_ = (dir_ / "results.db").string();
+    // quick.yaml with a 120 s timeout per configuration, so a hung child cannot stall the suite.
+    std::stringstream text;
+    text << std::ifstream(Src() + "/scenarios/quick.yaml").rdbuf();
+    quick_ = (dir_ / "quick.yaml").string();
+    std::ofstream(quick_) << text.str() << "timeout_s: 120\n";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Every run in the DB has exactly n_steps steps, numbered 0..n-1, and its final hashes.
+  void ExpectOnlyCompleteRuns() {
+    db::RunStore store = db::RunStore::OpenReadOnly(db_);
+    for (const auto& s : store.Scenarios()) {
+      for (const auto& run : store.Runs(s.id, db::StepLoading::kWithSteps)) {
+        ASSERT_EQ(static_cast<int64_t>(run.steps.size()), run.n_steps) << run.configuration;
+        for (size_t i = 0; i < run.steps.size(); ++i) ASSERT_EQ(run.steps[i].step, static_cast<int64_t>(i));
+        if (run.n_steps > 0) {
+          EXPECT_EQ(run.final_logits_chain, run.steps.back().logits_chain);
+        }
+      }
+    }
+  }
+
+  fs::path dir_;
+  std::string db_, quick_;
+};
+
+TEST_F(E2E, QuickYieldsOneUniqueInt8HashAndOneStepRowPerStep) {
+  const Result r = Detverify({"run", quick_, "--db", db_, "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_GE(j["verdict"]["int8_runs"].get<int>(), 4);
+  EXPECT_EQ(j["verdict"]["int8_unique_logits_hashes"].get<int>(), 1);
+  EXPECT_EQ(j["verdict"]["int8_unique_token_hashes"].get<int>(), 1);
+  db::RunStore store = db::RunStore::OpenReadOnly(db_);
+  ASSERT_EQ(store.Scenarios().size(), 1u);
+  int ok_runs = 0;
+  for (const auto& run : store.Runs(store.Scenarios()[0].id, db::StepLoading::kWithSteps)) {
+    if (run.status == "skipped") {
+      EXPECT_TRUE(run.steps.empty());
+      continue;
+    }
+    ASSERT_EQ(run.status, "ok") << run.configuration;
+    ++ok_runs;
+    EXPECT_EQ(run.steps.size(), 32u) << run.configuration;
+  }
+  EXPECT_GE(ok_runs, 4);
+}
+
+TEST_F(E2E, CrashedAndHungConfigurationsAreRecordedOthersComplete) {
+  // A copy of quick.yaml with a short timeout so the hang ends quickly.
+  std::stringstream text;
+  text << std::ifstream(Src() + "/scenarios/quick.yaml").rdbuf();
+  const std::string scenario = (dir_ / "quick-short.yaml").string();
+  std::ofstream(scenario) << text.str() << "timeout_s: 4\n";
+  const Result r = Detverify({"run", scenario, "--db", db_, "--config", "int8-ref-b1", "--config",
+                              "int8-ref-b4", "--config", "int8-ref-split", "--config", "int8-cuda-b1"},
+                             {"DETVERIFY_FAULT=crash:int8-ref-b4,hang:int8-ref-split"});
+  EXPECT_EQ(r.code, 1) << "the exit code says not everything ran";
+  db::RunStore store = db::RunStore::OpenReadOnly(db_);
+  std::map<std::string, std::string> status;
+  for (const auto& run : store.Runs(store.Scenarios()[0].id)) status[run.configuration] = run.status;
+  EXPECT_EQ(status["int8-ref-b1"], "ok");
+  EXPECT_EQ(status["int8-ref-b4"], "crashed");
+  EXPECT_EQ(status["int8-ref-split"], "timeout");
+  EXPECT_EQ(status["int8-cuda-b1"], "skipped");
+  EXPECT_NE(r.out.find("crashed"), std::string::npos);
+}
+
+TEST_F(E2E, SigkillMidRunLeavesOnlyCompleteRuns) {
+  for (int delay_ms : {150, 400, 700, 1100}) {
+    const pid_t pid = Spawn({"run", quick_, "--db", db_});
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ExpectOnlyCompleteRuns();
+  }
+}
+
+TEST_F(E2E, TwoConcurrentRunsIntoOneDb) {
+  const pid_t a = Spawn({"run", quick_, "--db", db_});
+  const pid_t b = Spawn({"run", quick_, "--db", db_});
+  int sa = 0, sb = 0;
+  ::waitpid(a, &sa, 0);
+  ::waitpid(b, &sb, 0);
+  EXPECT_TRUE(WIFEXITED(sa) && WEXITSTATUS(sa) == 0);
+  EXPECT_TRUE(WIFEXITED(sb) && WEXITSTATUS(sb) == 0);
+  db::RunStore store = db::RunStore::OpenReadOnly(db_);
+  const auto runs = store.Runs(store.Scenarios()[0].id);
+  EXPECT_EQ(runs.size(), 2u * 8u);  // both processes' runs of every configuration
+  ExpectOnlyCompleteRuns();
+}
+
+TEST_F(E2E, BadInputGivesOneLineAndExitTwo) {
+  const std::string bad = (dir_ / "bad.yaml").string();
+  std::ofstream(bad) << "name: x\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { max_new: 1 }\nconfigurations: [ { name: a, backend: gpu } ]\n";
+  Result r = Detverify({"run", "--validate", bad});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "detverify: " + bad + ":5: a.backend must be one of cpu | cuda | reference, got 'gpu'\n");
+
+  r = Detverify({"run", "--validate", quick_});
+  EXPECT_EQ(r.code, 0) << r.err;
+
+  r = Detverify({"run", quick_, "--db", db_, "--config", "nope"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("unknown configuration 'nope'"), std::string::npos) << r.err;
+
+  const std::string corrupt = (dir_ / "corrupt.db").string();
+  std::ofstream(corrupt) << "this is not a database, just text that is long enough to look like a header.....";
+  const auto before = fs::file_size(corrupt);
+  r = Detverify({"run", quick_, "--db", corrupt});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find(corrupt), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(fs::file_size(corrupt), before);
+}
+
+}  // namespace
+}  // namespace dv
