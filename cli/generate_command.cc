@@ -2,6 +2,7 @@
 // optional co-prompts sharing its batch.
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -11,6 +12,8 @@
 #include "engine/backends/backend_registry.h"
 #include "engine/co_prompts.h"
 #include "engine/generate.h"
+#include "tokenizer/chat_template.h"
+#include "tokenizer/tokenizer.h"
 
 namespace dv::cli {
 namespace {
@@ -18,6 +21,9 @@ namespace {
 struct GenerateOptions {
   ModelOptions model;
   std::string prompt_ids;
+  std::string prompt;     // text, tokenized with the artifact's (or the default) tokenizer
+  bool chat = false;
+  std::string tokenizer;
   int64_t max_new = 16;
   std::string backend = "reference";
   int threads = 0;
@@ -56,15 +62,26 @@ std::vector<std::string> Short(const std::vector<std::string>& chain) {
 }
 
 void RunGenerate(const GenerateOptions& o, CommandContext& ctx) {
-  if (o.prompt_ids.empty()) throw UsageError("give --prompt-ids 1,2,3");
+  if (o.prompt_ids.empty() == o.prompt.empty()) throw UsageError("give --prompt TEXT or --prompt-ids 1,2,3");
+  if (o.chat && o.prompt.empty()) throw UsageError("--chat applies to --prompt TEXT");
   if (o.max_new < 1) throw UsageError("--max-new must be at least 1");
   if (o.split < 0) throw UsageError("--split must be >= 0");
   std::string source;
   auto artifact = o.model.Load(&source);
   const int64_t vocab = artifact->weights().config.vocab;
-  const std::vector<int32_t> prompt = ParseIds(o.prompt_ids, "--prompt-ids");
+  std::unique_ptr<tok::Tokenizer> tokenizer;
+  if (!o.prompt.empty()) {
+    std::string path = o.tokenizer;
+    if (path.empty()) path = artifact->dir() + "/tokenizer.json";
+    if (o.tokenizer.empty() && !std::ifstream(path)) path = tok::DefaultTokenizerPath();
+    tokenizer = std::make_unique<tok::Tokenizer>(tok::Tokenizer::FromFile(path));
+  }
+  const std::string prompt_text =
+      o.chat ? tok::RenderQwen3Chat({{"user", o.prompt, std::nullopt}}, true, false) : o.prompt;
+  const std::vector<int32_t> prompt =
+      tokenizer ? tokenizer->Encode(prompt_text) : ParseIds(o.prompt_ids, "--prompt-ids");
   for (int32_t id : prompt) {
-    if (id >= vocab) throw UsageError("--prompt-ids: id " + std::to_string(id) + " is outside the vocabulary (" + std::to_string(vocab) + ")");
+    if (id >= vocab) throw UsageError("prompt token id " + std::to_string(id) + " is outside the vocabulary (" + std::to_string(vocab) + ")");
   }
   auto rows = ComposeBatch(prompt, CoPrompts(o, vocab), 0);
   BackendOptions bo;
@@ -95,13 +112,14 @@ void RunGenerate(const GenerateOptions& o, CommandContext& ctx) {
       doc["rows"].push_back({{"row", r},
                              {"ours", r == 0},
                              {"prompt_ids", rows[r]},
+                             {"text", tokenizer ? nlohmann::json(tokenizer->Decode(res.tokens)) : nlohmann::json()},
                              {"tokens", res.tokens},
                              {"logits_chain", Short(res.logits_chain)},
                              {"token_chain", Short(res.token_chain)},
                              {"final", {{"logits_chain", res.logits_chain.back()},
                                         {"token_chain", res.token_chain.back()}}}});
     }
-    std::cout << doc.dump(1) << "\n";
+    std::cout << doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     const RowResult& res = results[0];
     std::printf("model         %s (sha256 %.16s)\n", source.c_str(), artifact->sha256().c_str());
@@ -109,6 +127,7 @@ void RunGenerate(const GenerateOptions& o, CommandContext& ctx) {
                 static_cast<long long>(o.split));
     std::printf("tokens       ");
     for (int32_t t : res.tokens) std::printf(" %d", t);
+    if (tokenizer) std::printf("\ntext          %s", tokenizer->Decode(res.tokens).c_str());
     std::printf("\nlogits chain  @%lld %s\n", static_cast<long long>(o.max_new), res.logits_chain.back().c_str());
     std::printf("token chain   @%lld %s\n", static_cast<long long>(o.max_new), res.token_chain.back().c_str());
     std::printf("speed         %.1f tokens/s (%lld steps in %.2f s)\n", tps,
@@ -127,6 +146,9 @@ void SetupGenerateCommand(CLI::App& app, CommandContext& ctx) {
   auto opt = std::make_shared<GenerateOptions>();
   CLI::App* cmd = app.add_subcommand("generate", "greedy generation with per-step hash chains");
   opt->model.AddTo(cmd);
+  cmd->add_option("--prompt", opt->prompt, "prompt text (tokenized with the artifact's tokenizer, else Qwen3's)");
+  cmd->add_flag("--chat", opt->chat, "wrap --prompt as a user turn of the Qwen3 chat template");
+  cmd->add_option("--tokenizer", opt->tokenizer, "tokenizer.json for --prompt");
   cmd->add_option("--prompt-ids", opt->prompt_ids, "prompt token ids, comma separated");
   cmd->add_option("--max-new", opt->max_new, "generated steps")->capture_default_str();
   cmd->add_option("--backend", opt->backend, "reference | cpu | cuda")->capture_default_str();

@@ -65,6 +65,13 @@ std::vector<int32_t> ResolvePrompt(const Scenario& scenario, const Artifact& art
     }
     ids.resize(static_cast<size_t>(scenario.prompt.first_tokens));
   }
+  if (!scenario.prompt.expect_ids.empty() && ids != scenario.prompt.expect_ids) {
+    size_t i = 0;
+    while (i < ids.size() && i < scenario.prompt.expect_ids.size() && ids[i] == scenario.prompt.expect_ids[i]) ++i;
+    throw ScenarioError(scenario.path + ": the prompt tokenizes to ids that differ from prompt.expect_ids at index " +
+                        std::to_string(i) + " (" + std::to_string(ids.size()) + " ids vs " +
+                        std::to_string(scenario.prompt.expect_ids.size()) + " expected)");
+  }
   const int64_t vocab = artifact.weights().config.vocab;
   for (int32_t id : ids) {
     if (id >= vocab) {

@@ -1,10 +1,44 @@
 #include "harness/prompt_text.h"
 
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "harness/config_runner.h"
+#include "tokenizer/chat_template.h"
+#include "tokenizer/tokenizer.h"
+
 namespace dv::harness {
 
+std::string PromptTokenizerPath(const Artifact& artifact) {
+  const std::string own = artifact.dir() + "/tokenizer.json";
+  struct stat st {};
+  if (::stat(own.c_str(), &st) == 0) return own;
+  return tok::DefaultTokenizerPath();
+}
+
 std::vector<int32_t> TokenizePromptText(const Scenario& scenario, const Artifact& artifact) {
-  (void)artifact;
-  throw ScenarioError(scenario.path + ": prompt.text needs the tokenizer module, which this build lacks; give prompt.ids");
+  std::string text = scenario.prompt.text;
+  if (!scenario.prompt.text_file.empty()) {
+    const std::string path = ResolveScenarioPath(scenario, scenario.prompt.text_file);
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ScenarioError(scenario.path + ": cannot read prompt.text_file '" + path + "'");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  if (scenario.prompt.chat) {
+    text = tok::RenderQwen3Chat({{"user", text, std::nullopt}}, /*add_generation_prompt=*/true,
+                                /*enable_thinking=*/false);
+  }
+  std::vector<int32_t> ids;
+  try {
+    ids = tok::Tokenizer::FromFile(PromptTokenizerPath(artifact)).Encode(text);
+  } catch (const tok::TokenizerError& e) {
+    throw ScenarioError(scenario.path + ": cannot tokenize the prompt: " + e.what());
+  }
+  return ids;
 }
 
 }  // namespace dv::harness

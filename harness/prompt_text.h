@@ -3,12 +3,16 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "engine/artifact.h"
 #include "harness/scenario.h"
 
 namespace dv::harness {
+
+// The tokenizer.json a prompt is encoded with: the artifact's own, else the default Qwen3 one.
+std::string PromptTokenizerPath(const Artifact& artifact);
 
 // Throws ScenarioError naming the file when the text or a tokenizer cannot be read.
 std::vector<int32_t> TokenizePromptText(const Scenario& scenario, const Artifact& artifact);

@@ -118,7 +118,7 @@ void ParseModel(const Reader& r, const YAML::Node& n, ModelSpec& m) {
 }
 
 void ParsePrompt(const Reader& r, const YAML::Node& n, PromptSpec& p) {
-  r.OnlyKeys(n, "prompt", {"ids", "text", "text_file", "chat", "first_tokens"});
+  r.OnlyKeys(n, "prompt", {"ids", "text", "text_file", "chat", "first_tokens", "expect_ids"});
   int sources = 0;
   if (n["ids"]) {
     ++sources;
@@ -137,6 +137,13 @@ void ParsePrompt(const Reader& r, const YAML::Node& n, PromptSpec& p) {
   if (n["chat"]) p.chat = r.Bool(n["chat"], "prompt.chat");
   if (p.chat && !p.ids.empty()) r.Fail(n["chat"], "prompt.chat applies to text, not to ids");
   if (n["first_tokens"]) p.first_tokens = r.Int(n["first_tokens"], "prompt.first_tokens", 1, kMaxSteps);
+  if (n["expect_ids"]) {
+    if (!p.ids.empty()) r.Fail(n["expect_ids"], "prompt.expect_ids checks a text prompt, not ids");
+    if (!n["expect_ids"].IsSequence()) r.Fail(n["expect_ids"], "prompt.expect_ids must be a list of token ids");
+    for (const auto& id : n["expect_ids"]) {
+      p.expect_ids.push_back(static_cast<int32_t>(r.Int(id, "prompt.expect_ids entry", 0, INT32_MAX)));
+    }
+  }
 }
 
 void ParseCoPrompts(const Reader& r, const YAML::Node& n, CoPromptSpec& c) {
@@ -267,7 +274,8 @@ std::string CanonicalScenarioText(const Scenario& s) {
   j["name"] = s.name;
   j["model"] = {{"artifact", s.model.artifact}, {"fallback", s.model.fallback_preset}, {"fallback_seed", s.model.fallback_seed}};
   j["prompt"] = {{"ids", s.prompt.ids}, {"text", s.prompt.text}, {"text_file", s.prompt.text_file},
-                 {"chat", s.prompt.chat}, {"first_tokens", s.prompt.first_tokens}};
+                 {"chat", s.prompt.chat}, {"first_tokens", s.prompt.first_tokens},
+                 {"expect_ids", s.prompt.expect_ids}};
   j["max_new"] = s.max_new;
   j["co_prompts"] = {{"seed", s.co_prompts.seed}, {"count", s.co_prompts.count},
                      {"length", {s.co_prompts.min_len, s.co_prompts.max_len}},

@@ -29,6 +29,7 @@ struct PromptSpec {
   std::string text_file;     // a file of text to tokenize (resolved path)
   bool chat = false;         // wrap the text in the Qwen3 chat template
   int64_t first_tokens = 0;  // keep only the first N tokens (0: all)
+  std::vector<int32_t> expect_ids;  // text prompts: the ids the tokenizer must produce (a check)
 };
 
 struct BatchSpec {

@@ -8,7 +8,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libyaml-cpp-dev libsqlite3-dev sqlite3 libssl-dev
   libboost-dev libboost-filesystem-dev libcli11-dev nlohmann-json3-dev
-  libicu-dev libdivide-dev
+  libicu-dev libdivide-dev liblzma-dev
   clang-format
 )
 for arg in "$@"; do

@@ -1,6 +1,9 @@
 #include "tokenizer/tokenizer.h"
 
+#include <lzma.h>
+
 #include <array>
+#include <vector>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +26,29 @@
 
 namespace dv::tok {
 namespace {
+
+// The bundled tokenizer is xz-compressed (tokenizer/data/); liblzma inflates it in memory.
+std::string DecompressXz(const std::string& packed, const std::string& path) {
+  lzma_stream strm = LZMA_STREAM_INIT;
+  if (lzma_stream_decoder(&strm, UINT64_MAX, 0) != LZMA_OK) {
+    throw TokenizerError(path + ": cannot start the xz decoder");
+  }
+  std::string out;
+  std::vector<uint8_t> buf(1 << 20);
+  strm.next_in = reinterpret_cast<const uint8_t*>(packed.data());
+  strm.avail_in = packed.size();
+  lzma_ret ret = LZMA_OK;
+  while (ret == LZMA_OK) {
+    strm.next_out = buf.data();
+    strm.avail_out = buf.size();
+    ret = lzma_code(&strm, LZMA_FINISH);
+    out.append(reinterpret_cast<const char*>(buf.data()), buf.size() - strm.avail_out);
+  }
+  lzma_end(&strm);
+  if (ret != LZMA_STREAM_END) throw TokenizerError(path + ": corrupt or truncated xz data");
+  return out;
+}
+
 
 struct StringHash {
   using is_transparent = void;
@@ -76,6 +102,9 @@ Tokenizer Tokenizer::FromFile(const std::string& path) {
   std::ostringstream contents;
   contents << in.rdbuf();
   if (!in || !contents) throw TokenizerError(path + ": cannot read the file");
+  if (path.size() > 3 && path.compare(path.size() - 3, 3, ".xz") == 0) {
+    return FromJson(DecompressXz(contents.str(), path), path);
+  }
   return FromJson(contents.str(), path);
 }
 
@@ -196,7 +225,11 @@ int32_t Tokenizer::VocabSize() const { return static_cast<int32_t>(model_->text.
 std::string DefaultTokenizerPath() {
   const char* env = std::getenv("DETVERIFY_TOKENIZER");
   if (env != nullptr && *env != '\0') return env;
-  return DETVERIFY_DEFAULT_TOKENIZER_PATH;
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(DETVERIFY_DEFAULT_TOKENIZER_PATH, ec)) {
+    return DETVERIFY_DEFAULT_TOKENIZER_PATH;
+  }
+  return DETVERIFY_BUNDLED_TOKENIZER_PATH;
 }
 
 }  // namespace dv::tok

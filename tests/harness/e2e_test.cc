@@ -200,3 +200,40 @@ TEST_F(E2E, BadInputGivesOneLineAndExitTwo) {
 
 }  // namespace
 }  // namespace dv
+
+namespace dv {
+namespace {
+
+// The demo's prompt: the bundled tokenizer (xz) and the default one give the 64 ids demo.yaml
+// states in prompt.expect_ids, which are the ids the issue text and DetLLM's demo use.
+TEST(TokenizeCli, SonnetGivesTheDemoIdsWithTheBundledTokenizer) {
+  const std::string sonnet = Src() + "/scenarios/texts/sonnet18.txt";
+  const std::string expected_prefix =
+      "2016,541,358,9429,39244,311,264,7324,594,1899,5267,1001,283,1947,803,16690,323,803,6797,349,"
+      "510,49,1384,28492,653,26025,279,75645,67443,315,3217,345,3036,7324,594,25064,51577,678,2238,"
+      "2805,264,2400,280,49882,4107,2238,4017,279,7912,315,22274,64780,345,3036,3545,374,806,6623,"
+      "90579,5103,76,4172,280,3036,";
+  const Result bundled = Detverify({"tokenize", "--file", sonnet},
+                                   {"DETVERIFY_TOKENIZER=" + Src() + "/tokenizer/data/qwen3-tokenizer.json.xz"});
+  ASSERT_EQ(bundled.code, 0) << bundled.err;
+  EXPECT_EQ(bundled.out.rfind(expected_prefix, 0), 0u) << bundled.out;
+}
+
+TEST(TokenizeCli, JsonlKeepsOrderAndDecodeRoundTrips) {
+  const std::string in = (fs::temp_directory_path() / ("dv_tok_" + std::to_string(::getpid()) + ".jsonl")).string();
+  std::ofstream(in) << "\"Hello <think> world\"\n\"\"\n\"\\u65e5\\u672c\\u8a9e\"\n";
+  const std::vector<std::string> env = {"DETVERIFY_TOKENIZER=" + Src() + "/tokenizer/data/qwen3-tokenizer.json.xz"};
+  const Result r = Detverify({"tokenize", "--jsonl", in}, env);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "[9707,220,151667,1879]\n[]\n[101059,102819]\n");
+  const Result d = Detverify({"tokenize", "--ids", "9707,220,151667,1879"}, env);
+  EXPECT_EQ(d.out, "Hello <think> world\n");
+  std::ofstream(in) << "not json\n";
+  const Result bad = Detverify({"tokenize", "--jsonl", in}, env);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err, "detverify: " + in + ":1: not a JSON string\n");
+  fs::remove(in);
+}
+
+}  // namespace
+}  // namespace dv

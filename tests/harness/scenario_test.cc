@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "harness/config_runner.h"
 #include "harness/scenario.h"
 
 namespace dv::harness {
@@ -120,6 +121,27 @@ TEST(Scenario, ShippedScenariosAreValid) {
   for (const char* name : {"demo.yaml", "quick.yaml", "tiny-a.yaml"}) {
     EXPECT_NO_THROW(LoadScenario(src + "/scenarios/" + name)) << name;
   }
+}
+
+}  // namespace
+}  // namespace dv::harness
+
+namespace dv::harness {
+namespace {
+
+TEST(ScenarioPrompt, ExpectIdsMismatchNamesTheIndex) {
+  const std::string path = WriteTemp(
+      "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt:\n  text: \"Hello world\"\n"
+      "  expect_ids: [9707, 1000]\ngenerate: { max_new: 1 }\nconfigurations: [ { name: a } ]\n");
+  const Scenario s = LoadScenario(path);
+  const ResolvedModel m = ResolveModel(s);
+  try {
+    ResolvePrompt(s, *m.artifact);
+    FAIL() << "accepted ids that differ from expect_ids";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("differ from prompt.expect_ids at index 1"), std::string::npos) << e.what();
+  }
+  fs::remove(path);
 }
 
 }  // namespace
