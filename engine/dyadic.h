@@ -25,7 +25,7 @@ struct WrapCounter {
 inline constexpr int64_t kMantissaBits = 16;
 inline constexpr int64_t kMantissaLo = int64_t{1} << (kMantissaBits - 1);  // 2^15
 inline constexpr int64_t kMantissaHi = int64_t{1} << kMantissaBits;        // 2^16
-inline constexpr int64_t kResidualMaxBits = 30;  // max|h| < 2^30 after renorm
+inline constexpr int64_t kResidualMaxBits = 30;  // max|h| <= 2^30 after renorm (2^31-1 rounds to 2^30)
 inline constexpr int64_t kResidualUpBits = 26;   // exact up-shift targets MSB 26
 inline constexpr int64_t kRowColPreShiftBits = 45;  // requant_i8_rowcol headroom guard
 
@@ -34,7 +34,7 @@ DV_INLINE constexpr int64_t ScaledRoundDiv(int64_t num, int64_t den, int64_t e) 
   return RoundHalfAwayDiv(ShiftLeftWrap(num, Max(e, 0)), ShiftLeftWrap(den, Max(-e, 0)));
 }
 
-// m / 2^e ~= num / den with m in [2^15, 2^16); relative error <= 2^-16 for num, den >= 1.
+// m / 2^e ~= num / den with m in [2^15, 2^16); relative error <= 1/(2^16 - 1) for num, den >= 1.
 // Wrapped (non-positive) inputs follow the same formulas (SPEC §3.1).
 DV_INLINE constexpr Dyadic FitDyadicRatio(int64_t num, int64_t den) {
   int64_t e = (kMantissaBits - 1) - (Ilog2Floor(num) - Ilog2Floor(den));
@@ -139,7 +139,7 @@ DV_INLINE constexpr int8_t RequantI8Static(int64_t p, int64_t row_m, int64_t row
 
 // Residual stream: int32 h with per-row scale 2^-k_res (m = 1).
 //
-// ResidualRenorm brings max|h| into [2^26, 2^30) (non-zero rows): a rounded down-shift when
+// ResidualRenorm brings max|h| into [2^26, 2^30] (non-zero rows): a rounded down-shift when
 // max|h| >= 2^30, else an exact up-shift to MSB 26. `value(i)` yields the int64 pre-renorm row;
 // it is evaluated twice (max, then write) so no scratch is needed. Returns the new k_res.
 template <typename ValueFn>

@@ -32,6 +32,9 @@ const char* CheckShapeBounds(const ModelConfig& c) {
   if (c.n_q_heads % c.n_kv_heads != 0) return "n_q_heads must be a multiple of n_kv_heads";
   if (c.head_dim % 2 != 0) return "head_dim must be even (RoPE pairs)";
   if (c.hidden > kMaxInner) return "hidden too large: hidden*127*128 must stay below 2^31";
+  // RMSNorm sums n squares of pre-shifted values below 2^26 (each square < 2^52): n < 2^11.
+  if (c.hidden >= 2048) return "hidden must be below 2048 (RMSNorm sum of squares in int64)";
+  if (c.head_dim >= 2048) return "head_dim must be below 2048 (QK-Norm sum of squares in int64)";
   if (c.intermediate > kMaxInner) return "intermediate too large for exact int32 accumulation";
   if (c.n_q_heads * c.head_dim > kMaxInner) return "n_q_heads*head_dim too large for int32";
   // P.V context: sum over <= max_pos slots of 2^14 * 128 stays far inside int64.

@@ -1,0 +1,89 @@
+// Float-leak inspection (DESIGN.md §3): finds floating-point code in compiled objects and in C++
+// sources. Used by test_float_guard on the integer core (dv_core) and on a planted canary.
+//
+// Object code: objdump's disassembly (AT&T syntax, x86 / x86-64) is scanned for floating-point
+// arithmetic, conversion and comparison instructions, x87 instructions and calls into the math
+// library; nm's undefined symbols for math-library and soft-float routine functions and for
+// functions whose signature takes or returns a floating-point type.
+//
+// What is not flagged, on purpose: plain moves, shuffles, blends and bitwise logic that happen to
+// use the float-domain encodings (movss/movsd, movaps/movups/movapd/movupd, movhps/movlps,
+// movhlps/movlhps, shufps/unpcklps, blendps, andps/andnps/orps/xorps, movmskps, broadcasts,
+// vinsertf128/vextractf128 ...). Compilers emit these for integer data (memcpy of structs,
+// zeroing registers, moving int64 pairs); they copy or mask bits and never round, so no
+// floating-point result can arise from them alone: every computation needs one of the flagged
+// arithmetic, conversion or comparison instructions, or a library call. Integer SIMD (the
+// p-prefixed forms: paddd, pmaddubsw, vpdpbusd, pxor, movdqa, vmovdqu ...) is never flagged.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dv::float_guard {
+
+// One floating-point item in object code.
+struct ObjectFinding {
+  std::string object;    // archive member or object file, e.g. "model.cc.o"
+  std::string function;  // enclosing function (demangled), empty for symbol-table findings
+  std::string item;      // the instruction ("mulsd %xmm1,%xmm0"), or the symbol referenced
+  std::string rule;      // which rule matched, e.g. "float arithmetic", "math library"
+};
+
+// One floating-point token in a source file.
+struct SourceFinding {
+  std::string file;
+  int line = 0;
+  std::string token;
+  std::string rule;
+};
+
+// The result of scanning `objdump -d -r -C --no-show-raw-insn -w` output.
+struct DisassemblyScan {
+  std::vector<ObjectFinding> findings;
+  std::vector<std::string> file_formats;  // one per object, e.g. "elf64-x86-64"
+  int64_t functions = 0;
+  int64_t instructions = 0;
+};
+
+// The floating-point rule an x86 mnemonic (as objdump prints it, AT&T syntax) falls under, or
+// nullopt for integer, move, shuffle and logic instructions.
+std::optional<std::string> X86FloatRule(std::string_view mnemonic);
+
+// True for file formats whose instructions X86FloatRule understands (elf64-x86-64, elf32-i386,
+// elf32-x86-64, pe-x86-64 ...).
+bool IsX86FileFormat(std::string_view format);
+
+// The rule a referenced symbol falls under ("math library", "soft-float routine",
+// "floating-point signature"), or nullopt. `name` may be demangled.
+std::optional<std::string> FloatSymbolRule(std::string_view name);
+
+DisassemblyScan ScanDisassembly(std::string_view objdump_output);
+
+// Scans `nm -A -u -C` output (one "file:member: U symbol" line per reference).
+std::vector<ObjectFinding> ScanUndefinedSymbols(std::string_view nm_output);
+
+// Scans C++ source text, comments and string / character literals stripped: floating-point types
+// (float, double, long double, _Float32 ...), floating literals (0.5, 1e3, 0x1p-3), math-library
+// calls (sqrt(, std::exp(, __builtin_floor( ...), floating-point macros (INFINITY, DBL_MAX ...)
+// and includes of floating-point headers (<cmath>, <math.h>, <cfloat> ...).
+std::vector<SourceFinding> ScanSource(std::string_view file, std::string_view text);
+
+// The quoted includes of a source ("engine/intmath.h"), comments stripped.
+std::vector<std::string> QuotedIncludes(std::string_view text);
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+// Runs a shell command (popen) and collects its output.
+CommandResult RunCommand(const std::string& command);
+// Single-quotes a string for /bin/sh.
+std::string ShellQuote(std::string_view s);
+
+std::string Describe(const ObjectFinding& f);
+std::string Describe(const SourceFinding& f);
+
+}  // namespace dv::float_guard
