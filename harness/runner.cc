@@ -33,13 +33,18 @@ namespace {
 namespace bp = boost::process;
 namespace fs = std::filesystem;
 
+// UTC ISO-8601 with milliseconds: two executions of the same configuration are distinct runs.
 std::string UtcNow() {
-  const std::time_t t = std::time(nullptr);
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
   std::tm tm{};
   ::gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  std::snprintf(out, sizeof out, "%s.%03lldZ", buf, static_cast<long long>(ms));
+  return out;
 }
 
 std::string ConfigJson(const Configuration& c) {

@@ -169,8 +169,17 @@ TEST_F(E2E, TwoConcurrentRunsIntoOneDb) {
   EXPECT_TRUE(WIFEXITED(sa) && WEXITSTATUS(sa) == 0);
   EXPECT_TRUE(WIFEXITED(sb) && WEXITSTATUS(sb) == 0);
   db::RunStore store = db::RunStore::OpenReadOnly(db_);
-  const auto runs = store.Runs(store.Scenarios()[0].id);
-  EXPECT_EQ(runs.size(), 2u * 8u);  // both processes' runs of every configuration
+  std::map<std::string, int> ok_runs;
+  for (const auto& run : store.Runs(store.Scenarios()[0].id)) ok_runs[run.configuration] += run.status == "ok";
+  int executed = 0;
+  for (const auto& [config, n] : ok_runs) {
+    // Skipped rows may coincide; every executed configuration has a complete run from each.
+    if (n > 0) {
+      EXPECT_EQ(n, 2) << config;
+      ++executed;
+    }
+  }
+  EXPECT_GE(executed, 4);
   ExpectOnlyCompleteRuns();
 }
 
