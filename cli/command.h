@@ -26,7 +26,13 @@ struct CommandContext {
 
 void SetupGenerateCommand(CLI::App& app, CommandContext& ctx);
 void SetupSynthCommand(CLI::App& app, CommandContext& ctx);
+void SetupBenchCommand(CLI::App& app, CommandContext& ctx);
 void SetupRunCommand(CLI::App& app, CommandContext& ctx);
 void SetupFingerprintCommand(CLI::App& app, CommandContext& ctx);
+void SetupMergeCommand(CLI::App& app, CommandContext& ctx);
+void SetupReportCommand(CLI::App& app, CommandContext& ctx);
+void SetupGateCommand(CLI::App& app, CommandContext& ctx);
+void SetupAttestCommand(CLI::App& app, CommandContext& ctx);
+void SetupTokenizeCommand(CLI::App& app, CommandContext& ctx);
 
 }  // namespace dv::cli

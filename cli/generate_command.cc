@@ -1,5 +1,8 @@
-// detverify generate: greedy generation with per-step hash chains, for one prompt (row 0) and
-// optional co-prompts sharing its batch.
+// detverify generate: greedy generation with per-step hash chains, for one prompt (row 0, or
+// --position) and optional co-prompts sharing its batch.
+//
+// Also compiled into detverify-engine (DV_CLI_ENGINE_ONLY), the cross-ISA binary without the
+// tokenizer: there prompts are token ids only and no text is decoded.
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -12,8 +15,11 @@
 #include "engine/backends/backend_registry.h"
 #include "engine/co_prompts.h"
 #include "engine/generate.h"
+#include "harness/fingerprint.h"
+#ifndef DV_CLI_ENGINE_ONLY
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
+#endif
 
 namespace dv::cli {
 namespace {
@@ -32,7 +38,10 @@ struct GenerateOptions {
   uint64_t co_seed = 1234;
   std::string co_prompt_ids;  // "1,2;3,4"
   int64_t split = 0;
+  int64_t position = 0;       // our row's index in the batch
   bool json = false;
+  bool full_chains = false;   // --json: every step's chains in full, not 16-digit prefixes
+  bool fingerprint = false;   // --json: this machine's fingerprint in the document
 };
 
 std::vector<std::vector<int32_t>> CoPrompts(const GenerateOptions& o, int64_t vocab) {
@@ -55,7 +64,9 @@ std::vector<std::vector<int32_t>> CoPrompts(const GenerateOptions& o, int64_t vo
   return MakeCoPrompts(spec, vocab);
 }
 
-std::vector<std::string> Short(const std::vector<std::string>& chain) {
+// Per-step chains as printed: 16-digit prefixes, or in full.
+std::vector<std::string> PrintedChain(const std::vector<std::string>& chain, bool full) {
+  if (full) return chain;
   std::vector<std::string> out;
   for (const auto& h : chain) out.push_back(h.substr(0, 16));
   return out;
@@ -66,9 +77,13 @@ void RunGenerate(const GenerateOptions& o, CommandContext& ctx) {
   if (o.chat && o.prompt.empty()) throw UsageError("--chat applies to --prompt TEXT");
   if (o.max_new < 1) throw UsageError("--max-new must be at least 1");
   if (o.split < 0) throw UsageError("--split must be >= 0");
+  if (o.position < 0) throw UsageError("--position must be >= 0");
   std::string source;
   auto artifact = o.model.Load(&source);
   const int64_t vocab = artifact->weights().config.vocab;
+#ifdef DV_CLI_ENGINE_ONLY
+  const std::vector<int32_t> prompt = ParseIds(o.prompt_ids, "--prompt-ids");
+#else
   std::unique_ptr<tok::Tokenizer> tokenizer;
   if (!o.prompt.empty()) {
     std::string path = o.tokenizer;
@@ -80,10 +95,22 @@ void RunGenerate(const GenerateOptions& o, CommandContext& ctx) {
       o.chat ? tok::RenderQwen3Chat({{"user", o.prompt, std::nullopt}}, true, false) : o.prompt;
   const std::vector<int32_t> prompt =
       tokenizer ? tokenizer->Encode(prompt_text) : ParseIds(o.prompt_ids, "--prompt-ids");
+#endif
   for (int32_t id : prompt) {
     if (id >= vocab) throw UsageError("prompt token id " + std::to_string(id) + " is outside the vocabulary (" + std::to_string(vocab) + ")");
   }
-  auto rows = ComposeBatch(prompt, CoPrompts(o, vocab), 0);
+  auto co_prompts = CoPrompts(o, vocab);
+  if (o.position > static_cast<int64_t>(co_prompts.size())) {
+    throw UsageError("--position " + std::to_string(o.position) + " is outside a batch of " +
+                     std::to_string(co_prompts.size() + 1));
+  }
+  for (const auto& row : co_prompts) {
+    for (int32_t id : row) {
+      if (id >= vocab) throw UsageError("co-prompt token id " + std::to_string(id) + " is outside the vocabulary (" + std::to_string(vocab) + ")");
+    }
+  }
+  const auto ours = static_cast<size_t>(o.position);
+  auto rows = ComposeBatch(prompt, std::move(co_prompts), o.position);
   BackendOptions bo;
   bo.threads = o.threads;
   auto backend = MakeBackend(o.backend, bo);
@@ -104,30 +131,39 @@ void RunGenerate(const GenerateOptions& o, CommandContext& ctx) {
     doc["backend"] = o.backend;
     doc["max_new"] = o.max_new;
     doc["split"] = o.split;
+    doc["position"] = o.position;
     doc["wrap_events"] = model.wrap_events();
     doc["wall_ms"] = static_cast<int64_t>(secs * 1000.0);
     doc["tokens_per_s"] = tps;
+    if (o.fingerprint) doc["fingerprint"] = harness::CollectFingerprint();
     for (size_t r = 0; r < results.size(); ++r) {
       const RowResult& res = results[r];
+#ifdef DV_CLI_ENGINE_ONLY
+      const nlohmann::json text;
+#else
+      const nlohmann::json text = tokenizer ? nlohmann::json(tokenizer->Decode(res.tokens)) : nlohmann::json();
+#endif
       doc["rows"].push_back({{"row", r},
-                             {"ours", r == 0},
+                             {"ours", r == ours},
                              {"prompt_ids", rows[r]},
-                             {"text", tokenizer ? nlohmann::json(tokenizer->Decode(res.tokens)) : nlohmann::json()},
+                             {"text", text},
                              {"tokens", res.tokens},
-                             {"logits_chain", Short(res.logits_chain)},
-                             {"token_chain", Short(res.token_chain)},
+                             {"logits_chain", PrintedChain(res.logits_chain, o.full_chains)},
+                             {"token_chain", PrintedChain(res.token_chain, o.full_chains)},
                              {"final", {{"logits_chain", res.logits_chain.back()},
                                         {"token_chain", res.token_chain.back()}}}});
     }
     std::cout << doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
-    const RowResult& res = results[0];
+    const RowResult& res = results[ours];
     std::printf("model         %s (sha256 %.16s)\n", source.c_str(), artifact->sha256().c_str());
     std::printf("backend       %s, batch %zu, split %lld\n", o.backend.c_str(), rows.size(),
                 static_cast<long long>(o.split));
     std::printf("tokens       ");
     for (int32_t t : res.tokens) std::printf(" %d", t);
+#ifndef DV_CLI_ENGINE_ONLY
     if (tokenizer) std::printf("\ntext          %s", tokenizer->Decode(res.tokens).c_str());
+#endif
     std::printf("\nlogits chain  @%lld %s\n", static_cast<long long>(o.max_new), res.logits_chain.back().c_str());
     std::printf("token chain   @%lld %s\n", static_cast<long long>(o.max_new), res.token_chain.back().c_str());
     std::printf("speed         %.1f tokens/s (%lld steps in %.2f s)\n", tps,
@@ -146,19 +182,24 @@ void SetupGenerateCommand(CLI::App& app, CommandContext& ctx) {
   auto opt = std::make_shared<GenerateOptions>();
   CLI::App* cmd = app.add_subcommand("generate", "greedy generation with per-step hash chains");
   opt->model.AddTo(cmd);
+#ifndef DV_CLI_ENGINE_ONLY
   cmd->add_option("--prompt", opt->prompt, "prompt text (tokenized with the artifact's tokenizer, else Qwen3's)");
   cmd->add_flag("--chat", opt->chat, "wrap --prompt as a user turn of the Qwen3 chat template");
   cmd->add_option("--tokenizer", opt->tokenizer, "tokenizer.json for --prompt");
+#endif
   cmd->add_option("--prompt-ids", opt->prompt_ids, "prompt token ids, comma separated");
   cmd->add_option("--max-new", opt->max_new, "generated steps")->capture_default_str();
   cmd->add_option("--backend", opt->backend, "reference | cpu | cuda")->capture_default_str();
   cmd->add_option("--threads", opt->threads, "cpu backend threads (0: all cores)");
-  cmd->add_option("--batch", opt->batch, "rows in the batch (ours is row 0)")->capture_default_str();
+  cmd->add_option("--batch", opt->batch, "rows in the batch (ours is row --position)")->capture_default_str();
   cmd->add_option("--co-prompts", opt->co_prompts, "co-prompt generator: random");
   cmd->add_option("--co-seed", opt->co_seed, "seed of the random co-prompts")->capture_default_str();
   cmd->add_option("--co-prompt-ids", opt->co_prompt_ids, "explicit co-prompts: \"1,2,3;4,5,6,7\"");
   cmd->add_option("--split", opt->split, "prefill P prompt tokens at once, then one by one (0: all at once)");
+  cmd->add_option("--position", opt->position, "our row's index among the co-prompts")->capture_default_str();
   cmd->add_flag("--json", opt->json, "print a JSON document with per-step chains");
+  cmd->add_flag("--full-chains", opt->full_chains, "--json: every step's chains in full (64 hex digits)");
+  cmd->add_flag("--fingerprint", opt->fingerprint, "--json: include this machine's fingerprint");
   cmd->callback([opt, &ctx]() { RunGenerate(*opt, ctx); });
 }
 

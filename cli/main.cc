@@ -14,8 +14,14 @@ int main(int argc, char** argv) {
   dv::cli::CommandContext ctx;
   dv::cli::SetupGenerateCommand(app, ctx);
   dv::cli::SetupSynthCommand(app, ctx);
+  dv::cli::SetupBenchCommand(app, ctx);
   dv::cli::SetupRunCommand(app, ctx);
   dv::cli::SetupFingerprintCommand(app, ctx);
+  dv::cli::SetupMergeCommand(app, ctx);
+  dv::cli::SetupReportCommand(app, ctx);
+  dv::cli::SetupGateCommand(app, ctx);
+  dv::cli::SetupAttestCommand(app, ctx);
+  dv::cli::SetupTokenizeCommand(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

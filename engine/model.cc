@@ -5,15 +5,17 @@
 
 #include "engine/intmath.h"
 #include "engine/ops/di_rmsnorm.h"
-#include "engine/ops/di_softmax.h"
 #include "engine/ops/di_swiglu.h"
-#include "engine/ops/prob_v.h"
-#include "engine/ops/rope.h"
 
 namespace dv {
 namespace {
 
 size_t Sz(int64_t n) { return static_cast<size_t>(n); }
+
+// Trace names carry the layer; built only when a trace is recorded.
+std::string LayerPrefix(int64_t layer, const char* block, const TraceSink* trace) {
+  return trace ? "layer" + std::to_string(layer) + block : std::string();
+}
 
 template <typename T>
 std::vector<int64_t> Widen(const T* p, int64_t n) {
@@ -23,10 +25,24 @@ std::vector<int64_t> Widen(const T* p, int64_t n) {
 }  // namespace
 
 KvCache::KvCache(const ModelConfig& config, int64_t capacity)
-    : n_kv_(config.n_kv_heads), head_dim_(config.head_dim), capacity_(capacity) {
-  const size_t n = Sz(config.n_layers * n_kv_ * capacity_ * head_dim_);
+    : n_kv_(config.n_kv_heads),
+      head_dim_(config.head_dim),
+      capacity_(capacity),
+      head_bytes_(KvPaddedSlots(capacity) * KvPaddedDim(config.head_dim)) {
+  const size_t n = Sz(config.n_layers * n_kv_ * head_bytes_);
   k_.assign(n, 0);
   v_.assign(n, 0);
+}
+
+void KvCache::Write(int64_t layer, int64_t kv_head, int64_t slot, const int8_t* k8,
+                    const int8_t* v8) {
+  const int64_t d4 = KvPaddedDim(head_dim_);
+  int8_t* k = k_.data() + Offset(layer, kv_head);
+  int8_t* v = v_.data() + Offset(layer, kv_head);
+  for (int64_t j = 0; j < head_dim_; ++j) {
+    k[KvKOffset(slot, j, d4)] = k8[j];
+    v[KvVOffset(slot, j, d4)] = v8[j];
+  }
 }
 
 struct IntQwen3::PackedLayer {
@@ -38,6 +54,7 @@ struct ThreadScratch {
   std::vector<int32_t> y32;
   std::vector<int64_t> y64, s64, exps;
   std::vector<int32_t> scores, probs;
+  std::vector<int8_t> k8, v8;  // [d] one cache slot of one KV head
   WrapCounter wraps;
 };
 
@@ -57,11 +74,13 @@ struct IntQwen3::Workspace {
   std::vector<int64_t> ctx;      // [M, Q*d]
   std::vector<int32_t> po;       // [M, H] (o and down outputs)
   std::vector<int32_t> pg, pu;   // [M, I]
+  std::vector<int8_t> head_x8;        // [rows, H] the last token of each row, for the LM head
+  std::vector<int32_t> head_logits;   // [rows, V]
   std::vector<ThreadScratch> scratch;
 };
 
 IntQwen3::IntQwen3(const ModelWeights& weights, Backend& backend)
-    : w_(weights), backend_(backend), ws_(std::make_unique<Workspace>()) {
+    : w_(weights), backend_(backend), ops_(backend.row_ops()), ws_(std::make_unique<Workspace>()) {
   if (const char* why = CheckShapeBounds(w_.config)) throw std::invalid_argument(why);
   for (const LayerWeights& l : w_.layers) {
     PackedLayer p;
@@ -80,7 +99,7 @@ IntQwen3::IntQwen3(const ModelWeights& weights, Backend& backend)
 
 IntQwen3::~IntQwen3() = default;
 
-void IntQwen3::EnsureWorkspace(int64_t tokens, int64_t max_slots) {
+void IntQwen3::EnsureWorkspace(int64_t tokens, int64_t max_slots, int64_t rows) {
   const ModelConfig& c = w_.config;
   Workspace& ws = *ws_;
   const int64_t qd = c.n_q_heads * c.head_dim;
@@ -108,6 +127,8 @@ void IntQwen3::EnsureWorkspace(int64_t tokens, int64_t max_slots) {
   grow(ws.po, tokens * c.hidden);
   grow(ws.pg, tokens * c.intermediate);
   grow(ws.pu, tokens * c.intermediate);
+  grow(ws.head_x8, rows * c.hidden);
+  if (rows > 1) grow(ws.head_logits, rows * c.vocab);
   ws.scratch.resize(Sz(backend_.NumThreads()));
   for (ThreadScratch& s : ws.scratch) {
     grow(s.y32, widest);
@@ -116,6 +137,8 @@ void IntQwen3::EnsureWorkspace(int64_t tokens, int64_t max_slots) {
     grow(s.exps, max_slots);
     grow(s.scores, max_slots);
     grow(s.probs, max_slots);
+    grow(s.k8, c.head_dim);
+    grow(s.v8, c.head_dim);
   }
 }
 
@@ -147,12 +170,14 @@ void IntQwen3::NormQuant(const std::vector<int64_t>* smooth_m, int64_t smooth_k,
   backend_.ParallelFor(ws.tokens, [&](int64_t begin, int64_t end, int thread) {
     ThreadScratch& s = ws.scratch[Sz(thread)];
     for (int64_t t = begin; t < end; ++t) {
-      DiRmsNorm(ws.h.data() + t * hid, hid, s.y32.data());
-      for (int64_t i = 0; i < hid; ++i) {
-        s.y64[Sz(i)] = smooth_m ? WrapMul(s.y32[Sz(i)], (*smooth_m)[Sz(i)]) : s.y32[Sz(i)];
+      ops_.RmsNorm(ws.h.data() + t * hid, hid, s.y32.data());
+      if (smooth_m) {
+        ops_.MulColumns(s.y32.data(), smooth_m->data(), hid, s.y64.data());
+      } else {
+        std::copy_n(s.y32.data(), hid, s.y64.data());
       }
-      const Dyadic q = QuantI8PerToken(s.y64.data(), hid, 1, kNormOutFracBits + smooth_k,
-                                       x8 + t * hid, &s.wraps);
+      const Dyadic q = ops_.QuantI8(s.y64.data(), hid, 1, kNormOutFracBits + smooth_k,
+                                    x8 + t * hid, &s.wraps);
       xm[t] = q.m;
       xk[t] = q.k;
       if (trace) {
@@ -184,9 +209,11 @@ void IntQwen3::Forward(std::span<ForwardRow> rows, TraceSink* trace) {
       throw std::invalid_argument("position beyond the RoPE table (max_pos)");
     }
     tokens += r.n_tokens;
-    max_slots = std::max(max_slots, r.cache->length() + r.n_tokens);
+    // Scratch is sized for the cache's capacity, so a decode loop allocates nothing after its
+    // first call.
+    max_slots = std::max(max_slots, r.cache->capacity());
   }
-  EnsureWorkspace(tokens, max_slots);
+  EnsureWorkspace(tokens, max_slots, static_cast<int64_t>(rows.size()));
   Workspace& ws = *ws_;
   {
     int64_t t = 0;
@@ -223,7 +250,9 @@ void IntQwen3::Forward(std::span<ForwardRow> rows, TraceSink* trace) {
 
   // Final norm (no smoothing) and the LM head, for the tokens whose logits are wanted.
   NormQuant(nullptr, 0, ws.x8.data(), ws.xm.data(), ws.xk.data(), "final.", trace);
-  int64_t t0 = 0;
+  // Rows that want every token's logits get their own GEMM; the last tokens of the others are
+  // gathered into one, so a decode batch streams the LM head once, not once per row.
+  int64_t t0 = 0, gathered = 0;
   for (ForwardRow& r : rows) {
     const int8_t* x8 = ws.x8.data() + t0 * c.hidden;
     if (r.all_logits) {
@@ -232,9 +261,23 @@ void IntQwen3::Forward(std::span<ForwardRow> rows, TraceSink* trace) {
         std::copy_n(r.all_logits + (r.n_tokens - 1) * c.vocab, c.vocab, r.last_logits);
       }
     } else if (r.last_logits) {
-      backend_.MatmulI8(x8 + (r.n_tokens - 1) * c.hidden, 1, *head_, r.last_logits);
+      std::copy_n(x8 + (r.n_tokens - 1) * c.hidden, c.hidden, ws.head_x8.data() + gathered * c.hidden);
+      ++gathered;
     }
     t0 += r.n_tokens;
+  }
+  if (gathered == 1) {  // straight into the row's buffer
+    for (ForwardRow& r : rows) {
+      if (!r.all_logits && r.last_logits) backend_.MatmulI8(ws.head_x8.data(), 1, *head_, r.last_logits);
+    }
+  } else if (gathered > 1) {
+    backend_.MatmulI8(ws.head_x8.data(), gathered, *head_, ws.head_logits.data());
+    int64_t i = 0;
+    for (ForwardRow& r : rows) {
+      if (!r.all_logits && r.last_logits) {
+        std::copy_n(ws.head_logits.data() + (i++) * c.vocab, c.vocab, r.last_logits);
+      }
+    }
   }
   if (trace && rows[0].all_logits) {
     trace->Record("final.logits", {tokens, c.vocab}, Widen(rows[0].all_logits, tokens * c.vocab));
@@ -250,140 +293,15 @@ void IntQwen3::AttentionBlock(int64_t layer, TraceSink* trace) {
   const LayerWeights& L = w_.layers[Sz(layer)];
   const PackedLayer& P = packed_[Sz(layer)];
   Workspace& ws = *ws_;
-  const int64_t M = ws.tokens, d = c.head_dim, nq = c.n_q_heads, nkv = c.n_kv_heads;
-  const int64_t qd = nq * d, kvd = nkv * d, hid = c.hidden;
-  const std::string pre = "layer" + std::to_string(layer) + ".attn.";
+  const int64_t M = ws.tokens, qd = c.n_q_heads * c.head_dim, hid = c.hidden;
+  const std::string pre = LayerPrefix(layer, ".attn.", trace);
 
   NormQuant(&L.as_m, L.as_k, ws.x8.data(), ws.xm.data(), ws.xk.data(), pre, trace);
   backend_.MatmulI8(ws.x8.data(), M, *P.q, ws.pq.data());
   backend_.MatmulI8(ws.x8.data(), M, *P.k, ws.pk.data());
   backend_.MatmulI8(ws.x8.data(), M, *P.v, ws.pv.data());
-
-  // Trace buffers (only with a trace sink): [M, heads, d] / [M, heads].
-  std::vector<int64_t> tr_qrq, tr_qn, tr_qr, tr_qs, tr_krq, tr_kn, tr_kr, tr_k8, tr_v8;
-  if (trace) {
-    for (auto* v : {&tr_qrq, &tr_qn, &tr_qr, &tr_qs}) v->resize(Sz(M * qd));
-    for (auto* v : {&tr_krq, &tr_kn, &tr_kr, &tr_k8, &tr_v8}) v->resize(Sz(M * kvd));
-  }
-
-  // Q/K head pipeline: per (token, head) requant to 16 bits -> QK-Norm(gamma) -> RoPE at the
-  // token's position. Q is then smoothed and quantized per (token, head); K and V are
-  // quantized at their static scales straight into the row's cache slot.
-  backend_.ParallelFor(M, [&](int64_t begin, int64_t end, int thread) {
-    ThreadScratch& s = ws.scratch[Sz(thread)];
-    int32_t* y32 = s.y32.data();
-    int64_t* y64 = s.y64.data();
-    for (int64_t t = begin; t < end; ++t) {
-      const int64_t pos = ws.pos[Sz(t)];
-      const int16_t* cos_row = w_.rope_cos.data() + pos * d;
-      const int16_t* sin_row = w_.rope_sin.data() + pos * d;
-      KvCache& cache = *ws.cache[Sz(t)];
-      for (int64_t h = 0; h < nq; ++h) {
-        const int64_t kvh = h / c.group();
-        RequantI32Common(ws.pq.data() + t * qd + h * d, L.q.m.data() + h * d, d, 16, y32);
-        DiRmsNormGamma(y32, d, L.q_norm_m.data(), y64);
-        if (trace) {
-          std::copy_n(y32, d, tr_qrq.begin() + t * qd + h * d);
-          std::copy_n(y64, d, tr_qn.begin() + t * qd + h * d);
-        }
-        ApplyIntRope(y64, d, cos_row, sin_row);
-        if (trace) std::copy_n(y64, d, tr_qr.begin() + t * qd + h * d);
-        for (int64_t j = 0; j < d; ++j) y64[j] = WrapMul(y64[j], L.qs_m[Sz(kvh * d + j)]);
-        if (trace) std::copy_n(y64, d, tr_qs.begin() + t * qd + h * d);
-        const Dyadic q = QuantI8PerToken(y64, d, 1, kNormOutFracBits + L.q_norm_k + L.qs_k,
-                                         ws.q8.data() + t * qd + h * d, &s.wraps);
-        ws.qm[Sz(t * nq + h)] = q.m;
-        ws.qk[Sz(t * nq + h)] = q.k;
-      }
-      for (int64_t h = 0; h < nkv; ++h) {
-        RequantI32Common(ws.pk.data() + t * kvd + h * d, L.k.m.data() + h * d, d, 16, y32);
-        DiRmsNormGamma(y32, d, L.k_norm_m.data(), y64);
-        if (trace) {
-          std::copy_n(y32, d, tr_krq.begin() + t * kvd + h * d);
-          std::copy_n(y64, d, tr_kn.begin() + t * kvd + h * d);
-        }
-        ApplyIntRope(y64, d, cos_row, sin_row);
-        if (trace) std::copy_n(y64, d, tr_kr.begin() + t * kvd + h * d);
-        int8_t* k8 = cache.k(layer, h) + pos * d;
-        int8_t* v8 = cache.v(layer, h) + pos * d;
-        const int32_t* pv = ws.pv.data() + t * kvd + h * d;
-        for (int64_t j = 0; j < d; ++j) {
-          const auto ch = Sz(h * d + j);
-          k8[j] = RequantI8Static(y64[j], 1, L.k_rowk, 1, 0, L.kq_m[ch], L.kq_k[ch]);
-          v8[j] = RequantI8Static(pv[j], ws.xm[Sz(t)], ws.xk[Sz(t)], L.v.m[ch], L.v.k,
-                                  L.vq_m[Sz(h)], L.vq_k[Sz(h)]);
-        }
-        if (trace) {
-          std::copy_n(k8, d, tr_k8.begin() + t * kvd + h * d);
-          std::copy_n(v8, d, tr_v8.begin() + t * kvd + h * d);
-        }
-      }
-    }
-  });
-
-  // Attention of each (token, q head) over its row's slots 0..pos (causal; every slot of the
-  // row's own cache is valid). All cache writes of this call happened above.
-  std::vector<int64_t> tr_smraw, tr_skraw, tr_sm, tr_sk, tr_tpos, tr_probs;
-  int64_t tr_slots = 0;
-  if (trace) {
-    tr_slots = ws.pos[Sz(M - 1)] + 1;
-    for (auto* v : {&tr_smraw, &tr_skraw, &tr_sm, &tr_sk, &tr_tpos}) v->resize(Sz(M * nq));
-    tr_probs.assign(Sz(M * nq * tr_slots), 0);
-  }
-  backend_.ParallelFor(M * nq, [&](int64_t begin, int64_t end, int thread) {
-    ThreadScratch& s = ws.scratch[Sz(thread)];
-    for (int64_t th = begin; th < end; ++th) {
-      const int64_t t = th / nq, h = th % nq, kvh = h / c.group();
-      const int64_t n_slots = ws.pos[Sz(t)] + 1;
-      KvCache& cache = *ws.cache[Sz(t)];
-      const int8_t* q8 = ws.q8.data() + t * qd + h * d;
-      const int8_t* k8 = cache.k(layer, kvh);
-      for (int64_t slot = 0; slot < n_slots; ++slot) {
-        int32_t acc = 0;
-        for (int64_t j = 0; j < d; ++j) acc += q8[j] * k8[slot * d + j];
-        s.scores[Sz(slot)] = acc;
-      }
-      const int64_t sm_raw = WrapMul(ws.qm[Sz(th)], L.ks_m[Sz(kvh)]);
-      const int64_t sk_raw = WrapAdd(ws.qk[Sz(th)], L.ks_k[Sz(kvh)]);
-      const Dyadic sm = NormScale(sm_raw, sk_raw);
-      const int64_t tpos = DiSoftmax(s.scores.data(), nullptr, n_slots, sm.m, sm.k,
-                                     s.exps.data(), s.probs.data());
-      ProbTimesV(s.probs.data(), cache.v(layer, kvh), n_slots, d, d,
-                 ws.ctx.data() + t * qd + h * d);
-      if (trace) {
-        tr_smraw[Sz(th)] = sm_raw;
-        tr_skraw[Sz(th)] = sk_raw;
-        tr_sm[Sz(th)] = sm.m;
-        tr_sk[Sz(th)] = sm.k;
-        tr_tpos[Sz(th)] = tpos;
-        std::copy_n(s.probs.data(), n_slots, tr_probs.begin() + th * tr_slots);
-      }
-    }
-  });
-  if (trace) {
-    trace->Record(pre + "Pq", {M, qd}, Widen(ws.pq.data(), M * qd));
-    trace->Record(pre + "Pk", {M, kvd}, Widen(ws.pk.data(), M * kvd));
-    trace->Record(pre + "Pv", {M, kvd}, Widen(ws.pv.data(), M * kvd));
-    trace->Record(pre + "q_requant", {M, nq, d}, tr_qrq);
-    trace->Record(pre + "q_norm", {M, nq, d}, tr_qn);
-    trace->Record(pre + "q_rope", {M, nq, d}, tr_qr);
-    trace->Record(pre + "q_smooth", {M, nq, d}, tr_qs);
-    trace->Record(pre + "q8", {M, nq, d}, Widen(ws.q8.data(), M * qd));
-    trace->Record(pre + "qm", {M, nq}, Widen(ws.qm.data(), M * nq));
-    trace->Record(pre + "qk", {M, nq}, Widen(ws.qk.data(), M * nq));
-    trace->Record(pre + "k_requant", {M, nkv, d}, tr_krq);
-    trace->Record(pre + "k_norm", {M, nkv, d}, tr_kn);
-    trace->Record(pre + "k_rope", {M, nkv, d}, tr_kr);
-    trace->Record(pre + "k8", {M, nkv, d}, tr_k8);
-    trace->Record(pre + "v8", {M, nkv, d}, tr_v8);
-    trace->Record(pre + "sm_raw", {M, nq}, tr_smraw);
-    trace->Record(pre + "sk_raw", {M, nq}, tr_skraw);
-    trace->Record(pre + "sm", {M, nq}, tr_sm);
-    trace->Record(pre + "sk", {M, nq}, tr_sk);
-    trace->Record(pre + "exp_tpos", {M, nq}, tr_tpos);
-    trace->Record(pre + "probs", {M, nq, tr_slots}, tr_probs);
-    trace->Record(pre + "ctx", {M, qd}, Widen(ws.ctx.data(), M * qd));
-  }
+  QkvHeads(layer, trace);
+  Attention(layer, trace);
 
   // o-proj input: ctx * os_m requantized to per-token int8 against the per-head V scales.
   int8_t* a8 = ws.x8.data();
@@ -393,10 +311,11 @@ void IntQwen3::AttentionBlock(int64_t layer, TraceSink* trace) {
     ThreadScratch& s = ws.scratch[Sz(thread)];
     for (int64_t t = begin; t < end; ++t) {
       const int64_t* ctx = ws.ctx.data() + t * qd;
-      for (int64_t i = 0; i < qd; ++i) s.y64[Sz(i)] = WrapMul(ctx[i], L.os_m[Sz(i)]);
+      ops_.MulColumns(ctx, L.os_m.data(), qd, s.y64.data());
       if (trace) std::copy_n(s.y64.data(), qd, tr_oin.begin() + t * qd);
-      const Dyadic a = RequantI8RowCol(s.y64.data(), L.attn_out_col_m.data(), qd, 1, L.os_k,
-                                       L.attn_out_col_k, s.s64.data(), a8 + t * qd, &s.wraps);
+      const Dyadic a = ops_.RequantI8RowColumn(s.y64.data(), L.attn_out_col_m.data(), qd, 1,
+                                               L.os_k, L.attn_out_col_k, s.s64.data(),
+                                               a8 + t * qd, &s.wraps);
       ws.xm[Sz(t)] = a.m;
       ws.xk[Sz(t)] = a.k;
     }
@@ -419,15 +338,15 @@ void IntQwen3::AttentionBlock(int64_t layer, TraceSink* trace) {
   backend_.ParallelFor(M, [&](int64_t begin, int64_t end, int thread) {
     ThreadScratch& s = ws.scratch[Sz(thread)];
     for (int64_t t = begin; t < end; ++t) {
-      const int64_t sh = RequantI32Common(ws.po.data() + t * hid, L.o.m.data(), hid, 20,
-                                          s.y32.data());
+      const int64_t sh = ops_.RequantI32(ws.po.data() + t * hid, L.o.m.data(), hid, 20,
+                                         s.y32.data());
       const int64_t dk = ws.xk[Sz(t)] + L.o.k - sh;
       if (trace) {
         std::copy_n(s.y32.data(), hid, tr_delta.begin() + t * hid);
         tr_dk[Sz(t)] = dk;
       }
-      ws.k_res[Sz(t)] = ResidualAdd(ws.h.data() + t * hid, hid, ws.k_res[Sz(t)], s.y32.data(),
-                                    ws.xm[Sz(t)], dk);
+      ws.k_res[Sz(t)] = ops_.AddResidual(ws.h.data() + t * hid, hid, ws.k_res[Sz(t)],
+                                         s.y32.data(), ws.xm[Sz(t)], dk);
     }
   });
   if (trace) {
@@ -438,13 +357,151 @@ void IntQwen3::AttentionBlock(int64_t layer, TraceSink* trace) {
   }
 }
 
+// Q/K head pipeline, one (token, head) per work item so that a single decoded token still
+// spreads over the threads: per head requant to 16 bits -> QK-Norm(gamma) -> RoPE at the
+// token's position. Q is then smoothed and quantized per (token, head); K and V are quantized
+// at their static scales straight into the row's cache slot.
+void IntQwen3::QkvHeads(int64_t layer, TraceSink* trace) {
+  const ModelConfig& c = w_.config;
+  const LayerWeights& L = w_.layers[Sz(layer)];
+  Workspace& ws = *ws_;
+  const int64_t M = ws.tokens, d = c.head_dim, nq = c.n_q_heads, nkv = c.n_kv_heads;
+  const int64_t qd = nq * d, kvd = nkv * d;
+  const std::string pre = LayerPrefix(layer, ".attn.", trace);
+
+  // Trace buffers (only with a trace sink): [M, heads, d].
+  std::vector<int64_t> tr_qrq, tr_qn, tr_qr, tr_qs, tr_krq, tr_kn, tr_kr, tr_k8, tr_v8;
+  if (trace) {
+    for (auto* v : {&tr_qrq, &tr_qn, &tr_qr, &tr_qs}) v->resize(Sz(M * qd));
+    for (auto* v : {&tr_krq, &tr_kn, &tr_kr, &tr_k8, &tr_v8}) v->resize(Sz(M * kvd));
+  }
+  const int64_t heads = nq + nkv;
+  backend_.ParallelFor(M * heads, [&](int64_t begin, int64_t end, int thread) {
+    ThreadScratch& s = ws.scratch[Sz(thread)];
+    int32_t* y32 = s.y32.data();
+    int64_t* y64 = s.y64.data();
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t t = item / heads, head = item % heads;
+      const int64_t pos = ws.pos[Sz(t)];
+      const int16_t* cos_row = w_.rope_cos.data() + pos * d;
+      const int16_t* sin_row = w_.rope_sin.data() + pos * d;
+      if (head < nq) {
+        const int64_t h = head, kvh = h / c.group(), at = t * qd + h * d;
+        ops_.RequantI32(ws.pq.data() + at, L.q.m.data() + h * d, d, 16, y32);
+        ops_.RmsNormGamma(y32, d, L.q_norm_m.data(), y64);
+        if (trace) {
+          std::copy_n(y32, d, tr_qrq.begin() + at);
+          std::copy_n(y64, d, tr_qn.begin() + at);
+        }
+        ops_.Rope(y64, d, cos_row, sin_row);
+        if (trace) std::copy_n(y64, d, tr_qr.begin() + at);
+        ops_.MulColumns(y64, L.qs_m.data() + kvh * d, d, y64);
+        if (trace) std::copy_n(y64, d, tr_qs.begin() + at);
+        const Dyadic q = ops_.QuantI8(y64, d, 1, kNormOutFracBits + L.q_norm_k + L.qs_k,
+                                      ws.q8.data() + at, &s.wraps);
+        ws.qm[Sz(t * nq + h)] = q.m;
+        ws.qk[Sz(t * nq + h)] = q.k;
+      } else {
+        const int64_t h = head - nq, at = t * kvd + h * d;
+        ops_.RequantI32(ws.pk.data() + at, L.k.m.data() + h * d, d, 16, y32);
+        ops_.RmsNormGamma(y32, d, L.k_norm_m.data(), y64);
+        if (trace) {
+          std::copy_n(y32, d, tr_krq.begin() + at);
+          std::copy_n(y64, d, tr_kn.begin() + at);
+        }
+        ops_.Rope(y64, d, cos_row, sin_row);
+        if (trace) std::copy_n(y64, d, tr_kr.begin() + at);
+        int8_t* k8 = s.k8.data();
+        int8_t* v8 = s.v8.data();
+        for (int64_t j = 0; j < d; ++j) {
+          const auto ch = Sz(h * d + j);
+          k8[j] = RequantI8Static(y64[j], 1, L.k_rowk, 1, 0, L.kq_m[ch], L.kq_k[ch]);
+        }
+        ops_.RequantI8StaticRow(ws.pv.data() + at, d, ws.xm[Sz(t)], ws.xk[Sz(t)],
+                                L.v.m.data() + h * d, L.v.k, L.vq_m[Sz(h)], L.vq_k[Sz(h)], v8);
+        ws.cache[Sz(t)]->Write(layer, h, pos, k8, v8);
+        if (trace) {
+          std::copy_n(k8, d, tr_k8.begin() + at);
+          std::copy_n(v8, d, tr_v8.begin() + at);
+        }
+      }
+    }
+  });
+  if (trace) {
+    trace->Record(pre + "Pq", {M, qd}, Widen(ws.pq.data(), M * qd));
+    trace->Record(pre + "Pk", {M, kvd}, Widen(ws.pk.data(), M * kvd));
+    trace->Record(pre + "Pv", {M, kvd}, Widen(ws.pv.data(), M * kvd));
+    trace->Record(pre + "q_requant", {M, nq, d}, tr_qrq);
+    trace->Record(pre + "q_norm", {M, nq, d}, tr_qn);
+    trace->Record(pre + "q_rope", {M, nq, d}, tr_qr);
+    trace->Record(pre + "q_smooth", {M, nq, d}, tr_qs);
+    trace->Record(pre + "q8", {M, nq, d}, Widen(ws.q8.data(), M * qd));
+    trace->Record(pre + "qm", {M, nq}, Widen(ws.qm.data(), M * nq));
+    trace->Record(pre + "qk", {M, nq}, Widen(ws.qk.data(), M * nq));
+    trace->Record(pre + "k_requant", {M, nkv, d}, tr_krq);
+    trace->Record(pre + "k_norm", {M, nkv, d}, tr_kn);
+    trace->Record(pre + "k_rope", {M, nkv, d}, tr_kr);
+    trace->Record(pre + "k8", {M, nkv, d}, tr_k8);
+    trace->Record(pre + "v8", {M, nkv, d}, tr_v8);
+  }
+}
+
+// Attention of each (token, q head) over its row's slots 0..pos (causal; every slot of the
+// row's own cache is valid). Every cache write of this call happened in QkvHeads.
+void IntQwen3::Attention(int64_t layer, TraceSink* trace) {
+  const ModelConfig& c = w_.config;
+  const LayerWeights& L = w_.layers[Sz(layer)];
+  Workspace& ws = *ws_;
+  const int64_t M = ws.tokens, d = c.head_dim, nq = c.n_q_heads, qd = nq * d;
+  const std::string pre = LayerPrefix(layer, ".attn.", trace);
+
+  std::vector<int64_t> tr_smraw, tr_skraw, tr_sm, tr_sk, tr_tpos, tr_probs;
+  int64_t tr_slots = 0;
+  if (trace) {
+    tr_slots = ws.pos[Sz(M - 1)] + 1;
+    for (auto* v : {&tr_smraw, &tr_skraw, &tr_sm, &tr_sk, &tr_tpos}) v->resize(Sz(M * nq));
+    tr_probs.assign(Sz(M * nq * tr_slots), 0);
+  }
+  backend_.ParallelFor(M * nq, [&](int64_t begin, int64_t end, int thread) {
+    ThreadScratch& s = ws.scratch[Sz(thread)];
+    for (int64_t th = begin; th < end; ++th) {
+      const int64_t t = th / nq, h = th % nq, kvh = h / c.group();
+      const int64_t n_slots = ws.pos[Sz(t)] + 1;
+      const int64_t sm_raw = WrapMul(ws.qm[Sz(th)], L.ks_m[Sz(kvh)]);
+      const int64_t sk_raw = WrapAdd(ws.qk[Sz(th)], L.ks_k[Sz(kvh)]);
+      const Dyadic sm = NormScale(sm_raw, sk_raw);
+      const int64_t tpos = ops_.Attend(ws.q8.data() + t * qd + h * d,
+                                       ws.cache[Sz(t)]->view(layer, kvh), n_slots, sm,
+                                       s.scores.data(), s.exps.data(), s.probs.data(),
+                                       ws.ctx.data() + t * qd + h * d);
+      if (trace) {
+        tr_smraw[Sz(th)] = sm_raw;
+        tr_skraw[Sz(th)] = sk_raw;
+        tr_sm[Sz(th)] = sm.m;
+        tr_sk[Sz(th)] = sm.k;
+        tr_tpos[Sz(th)] = tpos;
+        std::copy_n(s.probs.data(), n_slots, tr_probs.begin() + th * tr_slots);
+      }
+    }
+  });
+  if (trace) {
+    trace->Record(pre + "sm_raw", {M, nq}, tr_smraw);
+    trace->Record(pre + "sk_raw", {M, nq}, tr_skraw);
+    trace->Record(pre + "sm", {M, nq}, tr_sm);
+    trace->Record(pre + "sk", {M, nq}, tr_sk);
+    trace->Record(pre + "exp_tpos", {M, nq}, tr_tpos);
+    trace->Record(pre + "probs", {M, nq, tr_slots}, tr_probs);
+    trace->Record(pre + "ctx", {M, qd}, Widen(ws.ctx.data(), M * qd));
+  }
+}
+
 void IntQwen3::MlpBlock(int64_t layer, TraceSink* trace) {
   const ModelConfig& c = w_.config;
   const LayerWeights& L = w_.layers[Sz(layer)];
   const PackedLayer& P = packed_[Sz(layer)];
   Workspace& ws = *ws_;
   const int64_t M = ws.tokens, hid = c.hidden, inter = c.intermediate;
-  const std::string pre = "layer" + std::to_string(layer) + ".mlp.";
+  const std::string pre = LayerPrefix(layer, ".mlp.", trace);
 
   NormQuant(&L.ms_m, L.ms_k, ws.x8.data(), ws.xm.data(), ws.xk.data(), pre, trace);
   backend_.MatmulI8(ws.x8.data(), M, *P.gate, ws.pg.data());
@@ -467,14 +524,14 @@ void IntQwen3::MlpBlock(int64_t layer, TraceSink* trace) {
       int32_t* g = ws.pg.data() + t * inter;
       int32_t* u = ws.pu.data() + t * inter;
       const int64_t xm = ws.xm[Sz(t)], xk = ws.xk[Sz(t)];
-      const int64_t gk = xk + L.gate.k - RequantI32Common(g, L.gate.m.data(), inter, 14, g);
-      const int64_t uk = xk + L.up.k - RequantI32Common(u, L.up.m.data(), inter, 14, u);
+      const int64_t gk = xk + L.gate.k - ops_.RequantI32(g, L.gate.m.data(), inter, 14, g);
+      const int64_t uk = xk + L.up.k - ops_.RequantI32(u, L.up.m.data(), inter, 14, u);
       const int64_t tpos = DiExpTpos(xm, gk);
-      DiSwiglu(g, u, inter, tpos, s.y64.data());
+      ops_.Swiglu(g, u, inter, tpos, s.y64.data());
       const int64_t sw_m = WrapMul(xm, xm);
       const int64_t sw_k = gk + uk + kSigmoidFracBits;
       if (trace) std::copy_n(s.y64.data(), inter, tr_sw.begin() + t * inter);
-      for (int64_t i = 0; i < inter; ++i) s.y64[Sz(i)] = WrapMul(s.y64[Sz(i)], L.ds_m[Sz(i)]);
+      ops_.MulColumns(s.y64.data(), L.ds_m.data(), inter, s.y64.data());
       if (trace) {
         std::copy_n(s.y64.data(), inter, tr_din.begin() + t * inter);
         tr_gk[Sz(t)] = gk;
@@ -483,8 +540,8 @@ void IntQwen3::MlpBlock(int64_t layer, TraceSink* trace) {
         tr_swm[Sz(t)] = sw_m;
         tr_swk[Sz(t)] = sw_k;
       }
-      const Dyadic q = QuantI8PerToken(s.y64.data(), inter, sw_m, sw_k + L.ds_k,
-                                       dx8 + t * inter, &s.wraps);
+      const Dyadic q = ops_.QuantI8(s.y64.data(), inter, sw_m, sw_k + L.ds_k, dx8 + t * inter,
+                                    &s.wraps);
       ws.xm[Sz(t)] = q.m;
       ws.xk[Sz(t)] = q.k;
     }
@@ -514,15 +571,15 @@ void IntQwen3::MlpBlock(int64_t layer, TraceSink* trace) {
   backend_.ParallelFor(M, [&](int64_t begin, int64_t end, int thread) {
     ThreadScratch& s = ws.scratch[Sz(thread)];
     for (int64_t t = begin; t < end; ++t) {
-      const int64_t sh = RequantI32Common(ws.po.data() + t * hid, L.down.m.data(), hid, 20,
-                                          s.y32.data());
+      const int64_t sh = ops_.RequantI32(ws.po.data() + t * hid, L.down.m.data(), hid, 20,
+                                         s.y32.data());
       const int64_t dk = ws.xk[Sz(t)] + L.down.k - sh;
       if (trace) {
         std::copy_n(s.y32.data(), hid, tr_delta.begin() + t * hid);
         tr_dk[Sz(t)] = dk;
       }
-      ws.k_res[Sz(t)] = ResidualAdd(ws.h.data() + t * hid, hid, ws.k_res[Sz(t)], s.y32.data(),
-                                    ws.xm[Sz(t)], dk);
+      ws.k_res[Sz(t)] = ops_.AddResidual(ws.h.data() + t * hid, hid, ws.k_res[Sz(t)],
+                                         s.y32.data(), ws.xm[Sz(t)], dk);
     }
   });
   if (trace) {

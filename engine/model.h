@@ -17,21 +17,27 @@
 
 namespace dv {
 
-// The int8 K/V cache of one row: [layer][kv_head][slot][d], written once per token.
+// The int8 K/V cache of one row: per (layer, KV head) a K and a V region in the decode layout
+// of engine/backends/row_ops.h (KvKOffset, KvVOffset). A slot is written once, when its token
+// passes the layer, and never modified.
 class KvCache {
  public:
   KvCache(const ModelConfig& config, int64_t capacity);
   int64_t length() const { return length_; }
   int64_t capacity() const { return capacity_; }
-  int8_t* k(int64_t layer, int64_t kv_head) { return k_.data() + Offset(layer, kv_head); }
-  int8_t* v(int64_t layer, int64_t kv_head) { return v_.data() + Offset(layer, kv_head); }
+  KvHeadView view(int64_t layer, int64_t kv_head) const {
+    const size_t at = Offset(layer, kv_head);
+    return {k_.data() + at, v_.data() + at, head_dim_};
+  }
+  // Stores k8[d], v8[d] as slot `slot` of (layer, kv_head).
+  void Write(int64_t layer, int64_t kv_head, int64_t slot, const int8_t* k8, const int8_t* v8);
   void Advance(int64_t n) { length_ += n; }
 
  private:
   size_t Offset(int64_t layer, int64_t kv_head) const {
-    return static_cast<size_t>(((layer * n_kv_) + kv_head) * capacity_ * head_dim_);
+    return static_cast<size_t>((layer * n_kv_ + kv_head) * head_bytes_);
   }
-  int64_t n_kv_, head_dim_, capacity_;
+  int64_t n_kv_, head_dim_, capacity_, head_bytes_;
   int64_t length_ = 0;
   std::vector<int8_t> k_, v_;
 };
@@ -78,7 +84,9 @@ class IntQwen3 {
  private:
   struct Workspace;
   struct PackedLayer;
-  void EnsureWorkspace(int64_t tokens, int64_t max_slots);
+  void EnsureWorkspace(int64_t tokens, int64_t max_slots, int64_t rows);
+  void QkvHeads(int64_t layer, TraceSink* trace);
+  void Attention(int64_t layer, TraceSink* trace);
   void AttentionBlock(int64_t layer, TraceSink* trace);
   void MlpBlock(int64_t layer, TraceSink* trace);
   void NormQuant(const std::vector<int64_t>* smooth_m, int64_t smooth_k, int8_t* x8,
@@ -86,6 +94,7 @@ class IntQwen3 {
 
   const ModelWeights& w_;
   Backend& backend_;
+  const RowOps& ops_;  // backend_.row_ops()
   std::vector<PackedLayer> packed_;
   std::unique_ptr<PackedWeight> head_;
   std::unique_ptr<Workspace> ws_;

@@ -5,7 +5,9 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#ifndef DV_FINGERPRINT_WITHOUT_SQLITE
 #include <sqlite3.h>
+#endif
 
 #include <bit>
 #include <cstdint>
@@ -256,6 +258,15 @@ bool IsEmulated(const std::string& cpuinfo) {
   return !described.empty() && described != CompiledArch();
 }
 
+// The engine-only binary (DETVERIFY_ENGINE_ONLY) links no SQLite.
+const char* SqliteVersion() {
+#ifdef DV_FINGERPRINT_WITHOUT_SQLITE
+  return kUnknown;
+#else
+  return sqlite3_libversion();
+#endif
+}
+
 int64_t MemoryBytes() {
   const std::string total = CpuinfoField(ReadSmallFile("/proc/meminfo"), "MemTotal");  // "N kB"
   if (!total.empty()) {
@@ -342,7 +353,7 @@ nlohmann::json CollectFingerprint(nlohmann::json gpu) {
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
 
   const nlohmann::json libraries = {
-      {"sqlite", sqlite3_libversion()},
+      {"sqlite", SqliteVersion()},
       {"openssl", OpenSSL_version(OPENSSL_VERSION)},
       {"yaml_cpp", DV_YAML_CPP_VERSION},
       {"nlohmann_json", std::to_string(NLOHMANN_JSON_VERSION_MAJOR) + "." +

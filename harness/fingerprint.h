@@ -16,6 +16,8 @@
 //   os, kernel           string  /etc/os-release PRETTY_NAME; uname release
 //   compiler, cxx_flags, build_type   string  from the generated build_info.h
 //   libraries            object  sqlite, openssl, yaml_cpp, nlohmann_json: version strings
+//                                ("unknown" for sqlite and yaml_cpp in detverify-engine, the
+//                                engine-only binary, which links neither)
 //   tool_version, spec_version, git_commit   string
 //   gpu                  null | object  filled by a CUDA build (model, driver, runtime)
 #pragma once

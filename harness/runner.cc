@@ -11,9 +11,11 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -23,6 +25,7 @@
 #include "engine/safetensors.h"
 #include "harness/canonical_json.h"
 #include "harness/config_runner.h"
+#include "harness/emulated_platform.h"
 #include "harness/fingerprint.h"
 #include "harness/progress.h"
 #include "harness/run_table.h"
@@ -48,9 +51,11 @@ std::string UtcNow() {
 }
 
 std::string ConfigJson(const Configuration& c) {
-  return CanonicalJson({{"name", c.name}, {"engine", c.engine}, {"backend", c.backend}, {"dtype", c.dtype},
-                        {"batch", {{"size", c.batch.size}, {"co_prompts", c.batch.co_prompts}, {"position", c.batch.position}}},
-                        {"split_prefill", c.split_prefill}, {"cuda_graphs", c.cuda_graphs}, {"threads", c.threads}});
+  nlohmann::json j = {{"name", c.name}, {"engine", c.engine}, {"backend", c.backend}, {"dtype", c.dtype},
+                      {"batch", {{"size", c.batch.size}, {"co_prompts", c.batch.co_prompts}, {"position", c.batch.position}}},
+                      {"split_prefill", c.split_prefill}, {"cuda_graphs", c.cuda_graphs}, {"threads", c.threads}};
+  if (!c.platform.empty()) j["platform"] = c.platform;
+  return CanonicalJson(j);
 }
 
 std::string LastLine(const std::string& path) {
@@ -71,6 +76,7 @@ std::string SkipReason(const Configuration& c) {
     if (c.backend == "cuda") return "no CUDA backend on this machine (no GPU or not built)";
     return "backend " + c.backend + " is not available in this build";
   }
+  if (!c.platform.empty()) return EmulationSkipReason(c);
   return "";
 }
 
@@ -80,23 +86,40 @@ struct ChildResult {
   std::vector<StepHashes> steps;
   int64_t generate_ms = 0;
   int64_t wrap_events = 0;
+  std::optional<db::MachineRecord> machine;  // the child's own (emulated rows); else the parent's
 };
 
-// Launches `detverify run-config` for one configuration, relays its progress, enforces the
-// timeout, and classifies how it ended.
-ChildResult RunChild(const RunnerOptions& o, const Configuration& c, Progress& progress) {
-  const fs::path tmp = fs::temp_directory_path() / ("detverify-" + std::to_string(::getpid()) + "-" + c.name);
-  const std::string result_path = tmp.string() + ".json", err_path = tmp.string() + ".err";
-  fs::remove(result_path);
+// Fills `out` (steps, timings, machine) from a child that exited 0, given its standard output
+// without the progress lines. Throws on an unreadable result.
+using ResultReader = std::function<void(const std::string& stdout_text, ChildResult& out)>;
+
+// Where a child of this process for configuration `c` keeps its files (+ ".json", + ".err").
+std::string ChildFileBase(const Configuration& c) {
+  return (fs::temp_directory_path() / ("detverify-" + std::to_string(::getpid()) + "-" + c.name)).string();
+}
+
+// Launches `argv` for one configuration (DETVERIFY_EMULATED=1 added to its environment when
+// `emulated`), relays its "progress N M" lines, enforces the timeout, and classifies how it ended.
+ChildResult RunChild(const std::vector<std::string>& argv, bool emulated, const Configuration& c,
+                     Progress& progress, const ResultReader& read_result) {
+  const std::string err_path = ChildFileBase(c) + ".err";
   ChildResult out;
+  const std::vector<std::string> args(argv.begin() + 1, argv.end());
+  bp::environment env = boost::this_process::environment();
+  if (emulated) env["DETVERIFY_EMULATED"] = "1";
   bp::ipstream child_out;
-  bp::child child(o.self_exe, "run-config", o.scenario_path, "--config", c.name, "--result", result_path,
-                  bp::std_out > child_out, bp::std_err > err_path, bp::std_in < bp::null);
+  bp::child child(argv.front(), bp::args(args), env, bp::std_out > child_out, bp::std_err > err_path,
+                  bp::std_in < bp::null);
+  std::string stdout_text;
   std::thread reader([&] {
     std::string line;
     while (std::getline(child_out, line)) {
       long long done = 0, total = 0;
-      if (std::sscanf(line.c_str(), "progress %lld %lld", &done, &total) == 2) progress.Step(done, total);
+      if (std::sscanf(line.c_str(), "progress %lld %lld", &done, &total) == 2) {
+        progress.Step(done, total);
+      } else {
+        stdout_text += line + "\n";
+      }
     }
   });
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(c.timeout_s);
@@ -121,12 +144,7 @@ ChildResult RunChild(const RunnerOptions& o, const Configuration& c, Progress& p
     out.detail = std::string("signal ") + std::to_string(sig) + " (" + ::strsignal(sig) + ")";
   } else if (WIFEXITED(raw) && WEXITSTATUS(raw) == 0) {
     try {
-      const auto j = nlohmann::json::parse(std::ifstream(result_path));
-      out.generate_ms = j.at("generate_ms").get<int64_t>();
-      out.wrap_events = j.at("wrap_events").get<int64_t>();
-      for (const auto& s : j.at("steps")) {
-        out.steps.push_back({s.at(0).get<int32_t>(), s.at(1).get<std::string>(), s.at(2).get<std::string>()});
-      }
+      read_result(stdout_text, out);
       out.status = "ok";
     } catch (const std::exception& e) {
       out.status = "error";
@@ -137,9 +155,42 @@ ChildResult RunChild(const RunnerOptions& o, const Configuration& c, Progress& p
     out.detail = LastLine(err_path);
     if (out.detail.empty()) out.detail = "exit code " + std::to_string(WIFEXITED(raw) ? WEXITSTATUS(raw) : raw);
   }
-  fs::remove(result_path);
   fs::remove(err_path);
   return out;
+}
+
+// `detverify run-config` of this binary; it writes its steps to a result file.
+ChildResult RunNativeChild(const RunnerOptions& o, const Configuration& c, Progress& progress) {
+  const std::string result_path = ChildFileBase(c) + ".json";
+  fs::remove(result_path);
+  ChildResult out = RunChild({o.self_exe, "run-config", o.scenario_path, "--config", c.name, "--result", result_path},
+                             false, c, progress, [&](const std::string&, ChildResult& r) {
+                               const auto j = nlohmann::json::parse(std::ifstream(result_path));
+                               r.generate_ms = j.at("generate_ms").get<int64_t>();
+                               r.wrap_events = j.at("wrap_events").get<int64_t>();
+                               for (const auto& s : j.at("steps")) {
+                                 r.steps.push_back({s.at(0).get<int32_t>(), s.at(1).get<std::string>(), s.at(2).get<std::string>()});
+                               }
+                             });
+  fs::remove(result_path);
+  return out;
+}
+
+// The platform's detverify-engine under qemu-user (emulated_platform.h); it prints its steps and
+// fingerprint as JSON, and that fingerprint becomes the run's machine.
+ChildResult RunEmulatedChild(const Scenario& scenario, const Configuration& c, const ResolvedModel& model,
+                             const std::vector<int32_t>& prompt, Progress& progress) {
+  const std::string artifact_sha256 = model.artifact->sha256();
+  return RunChild(EmulatedCommand(scenario, c, model, prompt), true, c, progress,
+                  [&](const std::string& text, ChildResult& out) {
+                    const EmulatedOutcome e = ParseEmulatedOutput(text, c, artifact_sha256);
+                    for (const StepHashes& s : e.outcome.steps) out.steps.push_back(s);
+                    out.generate_ms = e.outcome.generate_ms;
+                    out.wrap_events = e.outcome.wrap_events;
+                    db::MachineRecord machine{"", CanonicalJson(e.fingerprint)};
+                    machine.id = db::ComputeMachineId(machine);
+                    out.machine = machine;
+                  });
 }
 
 }  // namespace
@@ -165,7 +216,7 @@ int RunScenario(const RunnerOptions& o) {
   db::RunStore store = db::RunStore::Open(o.db_path);
   Progress progress(stderr);
   const ResolvedModel model = ResolveModel(scenario);
-  ResolvePrompt(scenario, *model.artifact);  // fail early on a bad prompt
+  const std::vector<int32_t> prompt = ResolvePrompt(scenario, *model.artifact);  // fail early on a bad prompt
   const nlohmann::json fp = CollectFingerprint();
   db::MachineRecord machine{"", CanonicalJson(fp)};
   machine.id = db::ComputeMachineId(machine);
@@ -213,7 +264,9 @@ int RunScenario(const RunnerOptions& o) {
       run.status = "skipped";
       run.status_detail = why;
     } else {
-      ChildResult r = RunChild(o, c, progress);
+      ChildResult r = c.platform.empty() ? RunNativeChild(o, c, progress)
+                                         : RunEmulatedChild(scenario, c, model, prompt, progress);
+      if (r.machine) run.machine = *r.machine;
       run.status = r.status;
       run.status_detail = r.detail;
       run.wrap_events = r.wrap_events;

@@ -156,7 +156,8 @@ void ParseCoPrompts(const Reader& r, const YAML::Node& n, CoPromptSpec& c) {
 
 Configuration ParseConfiguration(const Reader& r, const YAML::Node& n, size_t index) {
   const std::string what = "configurations[" + std::to_string(index) + "]";
-  r.OnlyKeys(n, what, {"name", "engine", "backend", "dtype", "batch", "split", "cuda_graphs", "timeout_s", "threads"});
+  r.OnlyKeys(n, what, {"name", "engine", "backend", "dtype", "batch", "split", "cuda_graphs", "timeout_s", "threads",
+                       "platform"});
   Configuration c;
   c.line = n.Mark().line + 1;
   if (!n["name"]) r.Fail(n, what + " needs a name");
@@ -197,6 +198,12 @@ Configuration ParseConfiguration(const Reader& r, const YAML::Node& n, size_t in
   }
   if (n["timeout_s"]) c.timeout_s = r.Int(n["timeout_s"], c.name + ".timeout_s", 1, 7 * 24 * 3600);
   if (n["threads"]) c.threads = static_cast<int>(r.Int(n["threads"], c.name + ".threads", 0, 1024));
+  if (n["platform"]) {
+    c.platform = r.OneOf(n["platform"], c.name + ".platform", {"aarch64", "s390x"});
+    if (c.engine != "int8" || c.backend == "cuda") {
+      r.Fail(n["platform"], c.name + ".platform applies to engine: int8 with backend reference or cpu");
+    }
+  }
   return c;
 }
 
@@ -290,6 +297,8 @@ std::string CanonicalScenarioText(const Scenario& s) {
                                    {"batch", {{"size", c.batch.size}, {"co_prompts", c.batch.co_prompts}, {"position", c.batch.position}}},
                                    {"split_prefill", c.split_prefill}, {"cuda_graphs", c.cuda_graphs},
                                    {"timeout_s", c.timeout_s}, {"threads", c.threads}});
+    // Only when set, so that the identity of scenarios without emulated rows stays as it was.
+    if (!c.platform.empty()) j["configurations"].back()["platform"] = c.platform;
   }
   return CanonicalJson(j);
 }

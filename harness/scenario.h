@@ -48,6 +48,9 @@ struct Configuration {
   bool cuda_graphs = false;
   int64_t timeout_s = 0;              // 0: the scenario default
   int threads = 0;                    // cpu backend threads, 0: all cores
+  // "" runs on this machine; "aarch64" or "s390x" runs that architecture's detverify-engine
+  // (DETVERIFY_CROSS_BIN_AARCH64 / _S390X) under qemu-user, an emulated row of its own.
+  std::string platform;
   int line = 0;
 };
 

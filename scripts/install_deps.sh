@@ -1,6 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages detverify builds and tests with. Idempotent; run as root.
 # Usage: scripts/install_deps.sh [--with-browser] [--with-cross]
+#
+# --with-cross adds qemu-user and the aarch64 and s390x cross compilers, and unpacks the target
+# architectures' libssl-dev, libgtest-dev, nlohmann-json3-dev and libcli11-dev into
+# /opt/detverify-cross/<triplet> (or $DETVERIFY_CROSS_ROOT/<triplet>) for
+# cmake/toolchains/*.cmake. They are unpacked rather than installed as multiarch packages:
+# libssl-dev is Multi-Arch: same, so every architecture would need the host's version, and
+# bookworm-security publishes no s390x builds.
 set -euo pipefail
 
 packages=(
@@ -11,13 +18,21 @@ packages=(
   libicu-dev libdivide-dev liblzma-dev
   clang-format
 )
+with_cross=0
 for arg in "$@"; do
   case "$arg" in
     --with-browser) packages+=(chromium) ;;
-    --with-cross) packages+=(qemu-user g++-aarch64-linux-gnu g++-s390x-linux-gnu) ;;
+    --with-cross)
+      with_cross=1
+      packages+=(qemu-user g++-aarch64-linux-gnu g++-s390x-linux-gnu)
+      ;;
     *) echo "install_deps.sh: unknown option '$arg'" >&2; exit 2 ;;
   esac
 done
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
 
 missing=()
 for p in "${packages[@]}"; do
@@ -25,10 +40,43 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install_deps.sh: all ${#packages[@]} packages present"
-  exit 0
+else
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+[ "$with_cross" -eq 1 ] || exit 0
+
+# Target libraries for the cross builds, one root per triplet; a root is complete when its
+# stamp file lists the packages it was unpacked from.
+cross_root="${DETVERIFY_CROSS_ROOT:-/opt/detverify-cross}"
+arch_packages=(libssl-dev libgtest-dev)
+all_packages=(nlohmann-json3-dev libcli11-dev)  # header-only, Architecture: all
+updated=0
+for pair in arm64:aarch64-linux-gnu s390x:s390x-linux-gnu; do
+  arch="${pair%%:*}"
+  triplet="${pair#*:}"
+  root="$cross_root/$triplet"
+  if [ -f "$root/.detverify-packages" ]; then
+    echo "install_deps.sh: $root present ($(paste -sd " " "$root/.detverify-packages"))"
+    continue
+  fi
+  dpkg --print-foreign-architectures | grep -qx "$arch" || $SUDO dpkg --add-architecture "$arch"
+  if [ "$updated" -eq 0 ]; then
+    $SUDO apt-get update -qq
+    updated=1
+  fi
+  debs="$(mktemp -d)"
+  (cd "$debs" && apt-get download -qq "${arch_packages[@]/%/:$arch}" "${all_packages[@]}" 2>&1 |
+     { grep -v "unsandboxed as root" || true; })
+  $SUDO rm -rf "$root.tmp"
+  $SUDO mkdir -p "$root.tmp"
+  for deb in "$debs"/*.deb; do
+    $SUDO dpkg-deb -x "$deb" "$root.tmp"
+  done
+  (cd "$debs" && ls -1 -- *.deb) | $SUDO tee "$root.tmp/.detverify-packages" > /dev/null
+  rm -rf "$debs"
+  $SUDO rm -rf "$root"
+  $SUDO mv "$root.tmp" "$root"
+  echo "install_deps.sh: unpacked ${arch_packages[*]} ($arch) and ${all_packages[*]} into $root"
+done

@@ -1,14 +1,40 @@
 // The backend interface: the only code that differs between backends (DESIGN.md §2).
-// A backend multiplies int8 activations by prepared int8 weights into exact int32 and runs
-// row-parallel work. Every backend must give the reference backend's bits.
+// A backend multiplies int8 activations by prepared int8 weights into exact int32, runs
+// row-parallel work, and may supply faster per-row operations. Every backend must give the
+// reference backend's bits.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "engine/backends/row_ops.h"
 
 namespace dv {
+
+// A borrowed callable void(int64_t begin, int64_t end, int thread): two pointers, so passing a
+// lambda never allocates (std::function would for captures beyond its small buffer, once per
+// call in the decode loop). Valid only while the callable it refers to lives; a temporary lambda
+// passed straight to ParallelFor lives until the call returns.
+class RangeFn {
+ public:
+  template <typename F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, RangeFn>)
+  RangeFn(F&& f)  // NOLINT(google-explicit-constructor): binds lambdas at call sites
+      : obj_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
+        call_(&Invoke<std::remove_reference_t<F>>) {}
+  void operator()(int64_t begin, int64_t end, int thread) const { call_(obj_, begin, end, thread); }
+
+ private:
+  template <typename F>
+  static void Invoke(void* obj, int64_t begin, int64_t end, int thread) {
+    (*static_cast<F*>(obj))(begin, end, thread);
+  }
+  void* obj_;
+  void (*call_)(void*, int64_t, int64_t, int);
+};
 
 // A weight matrix in the layout a backend's kernels read. Created once at load time.
 class PackedWeight {
@@ -33,9 +59,17 @@ class Backend {
   virtual void MatmulI8(const int8_t* a, int64_t m, const PackedWeight& w, int32_t* c) = 0;
 
   // Calls body(begin, end, thread) over disjoint ranges covering [0, n). Bodies must write
-  // disjoint outputs; results must not depend on how the range is split.
-  virtual void ParallelFor(int64_t n,
-                           const std::function<void(int64_t, int64_t, int)>& body) = 0;
+  // disjoint outputs; results must not depend on how the range is split. Bodies must not throw
+  // and must not call ParallelFor again.
+  virtual void ParallelFor(int64_t n, RangeFn body) = 0;
+
+  // The per-row operations the model runs between GEMMs (engine/backends/row_ops.h). The
+  // default is the plain definitions; a backend returns its own only if every operation gives
+  // the same bits.
+  virtual const RowOps& row_ops() const {
+    static const RowOps plain;
+    return plain;
+  }
 };
 
 }  // namespace dv

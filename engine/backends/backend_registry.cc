@@ -2,11 +2,12 @@
 
 #include <stdexcept>
 
+#include "engine/backends/cpu_backend.h"
 #include "engine/backends/reference_backend.h"
 
 namespace dv {
 
-std::vector<std::string> AvailableBackends() { return {"reference"}; }
+std::vector<std::string> AvailableBackends() { return {"reference", "cpu"}; }
 
 bool BackendAvailable(const std::string& name) {
   for (const std::string& n : AvailableBackends()) {
@@ -16,11 +17,15 @@ bool BackendAvailable(const std::string& name) {
 }
 
 std::unique_ptr<Backend> MakeBackend(const std::string& name, const BackendOptions& options) {
-  (void)options;
   if (name == "reference") return MakeReferenceBackend();
+  if (name == "cpu") {
+    CpuBackendOptions cpu;
+    cpu.threads = options.threads;
+    return MakeCpuBackend(cpu);
+  }
   std::string known;
   for (const std::string& n : AvailableBackends()) known += (known.empty() ? "" : ", ") + n;
-  if (name == "cpu" || name == "cuda") {
+  if (name == "cuda") {
     throw std::invalid_argument("backend '" + name + "' is not available in this build (available: " + known + ")");
   }
   throw std::invalid_argument("unknown backend '" + name + "' (available: " + known + ")");

@@ -6,7 +6,7 @@
 namespace dv {
 namespace {
 
-constexpr CpuIsa kAllIsas[] = {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512Vnni};
+constexpr CpuIsa kAllIsas[] = {CpuIsa::kScalar, CpuIsa::kNeon, CpuIsa::kAvx2, CpuIsa::kAvx512Vnni};
 
 std::string SupportedList() {
   std::string out;
@@ -22,6 +22,7 @@ std::string SupportedList() {
 std::string_view CpuIsaName(CpuIsa isa) {
   switch (isa) {
     case CpuIsa::kScalar: return "scalar";
+    case CpuIsa::kNeon: return "neon";
     case CpuIsa::kAvx2: return "avx2";
     case CpuIsa::kAvx512Vnni: return "avx512vnni";
   }
@@ -33,12 +34,17 @@ CpuIsa ParseCpuIsa(std::string_view name) {
     if (CpuIsaName(isa) == name) return isa;
   }
   throw std::invalid_argument("unknown cpu ISA level '" + std::string(name) +
-                              "' (known: scalar, avx2, avx512vnni)");
+                              "' (known: scalar, neon, avx2, avx512vnni)");
 }
 
 bool CpuSupports(CpuIsa isa) {
   switch (isa) {
     case CpuIsa::kScalar: return true;
+#if defined(__aarch64__)
+    case CpuIsa::kNeon: return true;  // Advanced SIMD is part of the AArch64 base ABI
+#else
+    case CpuIsa::kNeon: return false;
+#endif
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     // __builtin_cpu_supports reads CPUID and, for AVX and AVX-512, the XCR0 bits that say the OS
     // saves the wide registers.

@@ -11,14 +11,15 @@
 
 namespace dv {
 
-// Ordered from the most portable to the widest.
+// Ordered from the most portable to the widest; a host supports a subset.
 enum class CpuIsa {
-  kScalar,      // portable C++ (also what aarch64 and other hosts run)
+  kScalar,      // portable C++: every host (compilers vectorize it for the host's baseline)
+  kNeon,        // aarch64 Advanced SIMD: vmull_s8 + vpadalq_s16 (exact, int16 products)
   kAvx2,        // x86-64 AVX2: int8 widened to int16, vpmaddwd (exact, no saturation)
-  kAvx512Vnni,  // x86-64 AVX-512 F/BW/VL + VNNI: vpdpbusd
+  kAvx512Vnni,  // x86-64 AVX-512 F/BW/VL/DQ + VNNI: vpdpbusd
 };
 
-// "scalar", "avx2", "avx512vnni".
+// "scalar", "neon", "avx2", "avx512vnni".
 std::string_view CpuIsaName(CpuIsa isa);
 
 // Parses a name as CpuIsaName writes it. Throws std::invalid_argument listing the known names.

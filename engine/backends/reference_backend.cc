@@ -28,7 +28,7 @@ class ReferenceBackend final : public Backend {
     MatmulI8Ref(a, m, w.k, bw.w8t, w.n, c);
   }
 
-  void ParallelFor(int64_t n, const std::function<void(int64_t, int64_t, int)>& body) override {
+  void ParallelFor(int64_t n, RangeFn body) override {
     if (n > 0) body(0, n, 0);
   }
 };
@@ -37,16 +37,21 @@ class ReferenceBackend final : public Backend {
 
 void MatmulI8Ref(const int8_t* a, int64_t m, int64_t k, const int8_t* w8t, int64_t n,
                  int32_t* c) {
-  // c[i][j] = sum over kk of a[i][kk] * w8t[kk][j]. Each weight row is read once for all m
-  // activation rows (batched rows share the weight stream); the sum is exact in int32.
+  // c[i][j] = sum over kk of a[i][kk] * w8t[kk][j], exact in int32. Columns are taken in blocks
+  // so the accumulators of a block stay in cache while every weight row of the block is read once
+  // for all m activation rows (batched rows share the weight stream).
+  constexpr int64_t kColumnBlock = 1024;
   std::memset(c, 0, static_cast<size_t>(m * n) * sizeof(int32_t));
-  for (int64_t kk = 0; kk < k; ++kk) {
-    const int8_t* wrow = w8t + kk * n;
-    for (int64_t i = 0; i < m; ++i) {
-      const int32_t av = a[i * k + kk];
-      if (av == 0) continue;
-      int32_t* ci = c + i * n;
-      for (int64_t j = 0; j < n; ++j) ci[j] += av * wrow[j];
+  for (int64_t j0 = 0; j0 < n; j0 += kColumnBlock) {
+    const int64_t j1 = j0 + kColumnBlock < n ? j0 + kColumnBlock : n;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const int8_t* wrow = w8t + kk * n;
+      for (int64_t i = 0; i < m; ++i) {
+        const int32_t av = a[i * k + kk];
+        if (av == 0) continue;
+        int32_t* ci = c + i * n;
+        for (int64_t j = j0; j < j1; ++j) ci[j] += av * wrow[j];
+      }
     }
   }
 }

@@ -99,6 +99,18 @@ TEST_P(CompatTest, TokenByTokenEveryStep) {
   ExpectChainsMatch(res[0], expected_["chains"], expected_["tokens"], "token by token");
 }
 
+// The same per-step hashes from every execution path of this machine (cpu backend at each ISA
+// level); scripts/cross_test.sh runs this on aarch64 and big-endian s390x too.
+TEST_P(CompatTest, PromptAloneEveryStepOnEveryPath) {
+  GenerationOptions opt;
+  opt.max_new = expected_["steps"].get<int64_t>();
+  for (const auto& [name, backend] : test::EveryExecutionPath()) {
+    IntQwen3 model(artifact_->weights(), *backend);
+    const auto res = GenerateGreedy(model, {Ids(expected_["prompt_ids"])}, opt);
+    ExpectChainsMatch(res[0], expected_["chains"], expected_["tokens"], "prompt alone on " + name);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Fixtures, CompatTest, ::testing::Values("tiny-a"));
 
 // tiny-a's TRACE.md lists 11 q rows whose a*m wraps past int64 in the prompt pass and 5 more

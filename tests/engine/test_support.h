@@ -1,10 +1,17 @@
-// Shared test fixtures: locating test data and loading the DetLLM compatibility fixtures.
+// Shared test fixtures: locating test data, loading the DetLLM compatibility fixtures, and every
+// execution path (backend and ISA level) of this machine.
 #pragma once
 
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/backends/backend_registry.h"
+#include "engine/backends/cpu_backend.h"
 
 namespace dv::test {
 
@@ -20,6 +27,25 @@ inline std::string FixtureDir(const std::string& name) { return DataDir() + "/de
 inline nlohmann::json LoadJson(const std::string& path) {
   std::ifstream in(path);
   return nlohmann::json::parse(in);
+}
+
+// Each backend, and the cpu backend at each ISA level this machine has (x86-64: scalar, AVX2,
+// AVX-512 VNNI as available; elsewhere its portable kernels, which the compiler vectorizes, e.g.
+// with NEON on aarch64), named "reference", "cpu/avx2", ...
+inline std::vector<std::pair<std::string, std::unique_ptr<Backend>>> EveryExecutionPath() {
+  std::vector<std::pair<std::string, std::unique_ptr<Backend>>> paths;
+  for (const std::string& name : AvailableBackends()) {
+    if (name != "cpu") {
+      paths.emplace_back(name, MakeBackend(name));
+      continue;
+    }
+    for (CpuIsa isa : SupportedCpuIsas()) {
+      CpuBackendOptions options;
+      options.isa = isa;
+      paths.emplace_back("cpu/" + std::string(CpuIsaName(isa)), MakeCpuBackend(options));
+    }
+  }
+  return paths;
 }
 
 }  // namespace dv::test

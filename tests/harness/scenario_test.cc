@@ -75,6 +75,14 @@ const BadCase kBad[] = {
      6, "expect.artifact must be 12 to 64 lowercase hex digits"},
     {"empty configurations", "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { max_new: 1 }\nconfigurations: []\n", 5, "configurations must be a non-empty list"},
     {"model without source", "name: t\nmodel: {}\nprompt: { ids: [1] }\ngenerate: { max_new: 1 }\nconfigurations: [ { name: a } ]\n", 2, "model needs an artifact, a fallback, or both"},
+    {"unknown platform",
+     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { max_new: 1 }\n"
+     "configurations:\n  - { name: a, platform: riscv64 }\n",
+     6, "a.platform must be one of aarch64 | s390x, got 'riscv64'"},
+    {"emulated cuda",
+     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { max_new: 1 }\n"
+     "configurations:\n  - { name: a, backend: cuda, platform: aarch64 }\n",
+     6, "a.platform applies to engine: int8 with backend reference or cpu"},
 };
 
 TEST(ScenarioErrors, EachBadFileNamesFileLineAndProblem) {
@@ -116,9 +124,23 @@ TEST(Scenario, ParsesDefaultsAndCanonicalTextIgnoresFormatting) {
   fs::remove(b);
 }
 
+// An emulated row is its own configuration; scenarios without one keep their canonical text
+// (their identity in result DBs) unchanged.
+TEST(Scenario, PlatformKeyAndCanonicalText) {
+  const std::string plain = WriteTemp(kGood);
+  const std::string emulated = WriteTemp(std::string(kGood) + "  - { name: b, backend: cpu, platform: s390x }\n");
+  const Scenario sp = LoadScenario(plain), se = LoadScenario(emulated);
+  EXPECT_EQ(sp.configurations[0].platform, "");
+  EXPECT_EQ(se.configurations[1].platform, "s390x");
+  EXPECT_EQ(CanonicalScenarioText(sp).find("platform"), std::string::npos);
+  EXPECT_NE(CanonicalScenarioText(se).find(R"("platform":"s390x")"), std::string::npos);
+  fs::remove(plain);
+  fs::remove(emulated);
+}
+
 TEST(Scenario, ShippedScenariosAreValid) {
   const std::string src = std::getenv("DETVERIFY_SOURCE_DIR") ? std::getenv("DETVERIFY_SOURCE_DIR") : ".";
-  for (const char* name : {"demo.yaml", "quick.yaml", "tiny-a.yaml"}) {
+  for (const char* name : {"demo.yaml", "quick.yaml", "tiny-a.yaml", "cross.yaml"}) {
     EXPECT_NO_THROW(LoadScenario(src + "/scenarios/" + name)) << name;
   }
 }

@@ -1,0 +1,62 @@
+// The cpu backend's int8 GEMM at Qwen3-0.6B shapes. Batch-1 decode is a pure weight stream:
+// the "bytes_per_second" counter is the weight bandwidth it reaches, to be compared with
+// `detverify bench`'s read bandwidth. Larger m (batched decode, prefill) report int8 MAC/s.
+//   cpu_backend_bench --benchmark_filter=Matmul
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+#include "engine/backends/cpu_backend.h"
+
+namespace dv {
+namespace {
+
+// All seven weight matrices of one layer, several layers' worth, so that the working set
+// (>= 64 MiB) never fits a cache: every call streams from memory as a decode step does.
+void BM_MatmulI8Layers(benchmark::State& state) {
+  const int64_t m = state.range(0);
+  const int threads = static_cast<int>(state.range(1));
+  const auto isa = static_cast<CpuIsa>(state.range(2));
+  if (!CpuSupports(isa)) {
+    state.SkipWithError("ISA level not supported here");
+    return;
+  }
+  auto backend = MakeCpuBackend({threads, isa, true});
+  struct Shape {
+    int64_t k, n;
+  };
+  const Shape layer[] = {{1024, 2048}, {1024, 1024}, {1024, 1024}, {2048, 1024},
+                         {1024, 3072}, {1024, 3072}, {3072, 1024}};
+  constexpr int kLayers = 6;
+  std::vector<int8_t> source(3072 * 3072, 3);
+  std::vector<std::unique_ptr<PackedWeight>> weights;
+  int64_t bytes = 0, macs = 0;
+  for (int l = 0; l < kLayers; ++l) {
+    for (const Shape& s : layer) {
+      weights.push_back(backend->PackWeight(source.data(), s.k, s.n));
+      bytes += s.k * s.n;
+      macs += m * s.k * s.n;
+    }
+  }
+  std::vector<int8_t> a(static_cast<size_t>(m * 3072), 1);
+  std::vector<int32_t> c(static_cast<size_t>(m * 3072));
+  for (auto _ : state) {
+    for (const auto& w : weights) backend->MatmulI8(a.data(), m, *w, c.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * bytes);
+  state.counters["MAC/s"] = benchmark::Counter(static_cast<double>(macs), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void MatmulArgs(benchmark::internal::Benchmark* b) {
+  for (int isa : {0, 1, 2}) {
+    for (int threads : {1, 2}) {
+      for (int m : {1, 4, 8, 64}) b->Args({m, threads, isa});
+    }
+  }
+  b->ArgNames({"m", "threads", "isa"})->UseRealTime();
+}
+BENCHMARK(BM_MatmulI8Layers)->Apply(MatmulArgs);
+
+}  // namespace
+}  // namespace dv

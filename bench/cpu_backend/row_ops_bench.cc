@@ -1,0 +1,90 @@
+// The cpu backend's row operations against the plain definitions, at the 0.6B model's row
+// lengths: the per-token work between GEMMs that batch-1 decode cannot spread over threads.
+//   cpu_backend_bench --benchmark_filter=RowOps
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <vector>
+
+#include "engine/backends/cpu_row_ops.h"
+
+namespace dv {
+namespace {
+
+std::unique_ptr<RowOps> OpsFor(int64_t which) {
+  if (which < 0) return std::make_unique<RowOps>();
+  const auto isa = static_cast<CpuIsa>(which);
+  if (!CpuSupports(isa)) return nullptr;
+  return std::make_unique<CpuRowOps>(isa);
+}
+
+void RowOpsArgs(benchmark::internal::Benchmark* b) {
+  b->Arg(-1)->Arg(0)->Arg(2)->ArgName("ops");  // plain, cpu scalar, cpu avx512vnni
+}
+
+void BM_RowOpsQuantI8(benchmark::State& state) {
+  auto ops = OpsFor(state.range(0));
+  if (!ops) return state.SkipWithError("ISA level not supported here");
+  std::vector<int64_t> x(3072);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int64_t>((i * 2654435761u) % 200000) - 100000;
+  std::vector<int8_t> y(x.size());
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(ops->QuantI8(x.data(), 3072, 1, 20, y.data(), nullptr));
+  }
+  state.SetItemsProcessed(state.iterations() * 3072);
+}
+BENCHMARK(BM_RowOpsQuantI8)->Apply(RowOpsArgs);
+
+void BM_RowOpsRmsNorm(benchmark::State& state) {
+  auto ops = OpsFor(state.range(0));
+  if (!ops) return state.SkipWithError("ISA level not supported here");
+  std::vector<int32_t> x(1024), y(1024);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int32_t>((i * 2654435761u) % (1u << 29)) - (1 << 28);
+  for (auto _ : state) {
+    ops->RmsNorm(x.data(), 1024, y.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetItemsProcessed(state.iterations() * 1024);
+}
+BENCHMARK(BM_RowOpsRmsNorm)->Apply(RowOpsArgs);
+
+void BM_RowOpsSwiglu(benchmark::State& state) {
+  auto ops = OpsFor(state.range(0));
+  if (!ops) return state.SkipWithError("ISA level not supported here");
+  std::vector<int32_t> g(3072), u(3072);
+  std::vector<int64_t> y(3072);
+  for (size_t i = 0; i < g.size(); ++i) {
+    g[i] = static_cast<int32_t>((i * 2654435761u) % 32768) - 16384;
+    u[i] = static_cast<int32_t>((i * 40503u) % 32768) - 16384;
+  }
+  for (auto _ : state) {
+    ops->Swiglu(g.data(), u.data(), 3072, int64_t{1} << 20, y.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetItemsProcessed(state.iterations() * 3072);
+}
+BENCHMARK(BM_RowOpsSwiglu)->Apply(RowOpsArgs);
+
+void BM_RowOpsAttend(benchmark::State& state) {
+  auto ops = OpsFor(state.range(0));
+  if (!ops) return state.SkipWithError("ISA level not supported here");
+  const int64_t d = 128, slots = 576;
+  std::vector<int8_t> k(static_cast<size_t>(KvPaddedSlots(slots) * d)), v(k.size()), q(d);
+  for (size_t i = 0; i < k.size(); ++i) {
+    k[i] = static_cast<int8_t>(i * 7);
+    v[i] = static_cast<int8_t>(i * 13);
+  }
+  for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<int8_t>(i * 5);
+  const KvHeadView kv{k.data(), v.data(), d};
+  std::vector<int32_t> scores(slots), probs(slots);
+  std::vector<int64_t> exps(slots), ctx(d);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(ops->Attend(q.data(), kv, slots, {40000, 36}, scores.data(),
+                                         exps.data(), probs.data(), ctx.data()));
+  }
+  state.SetItemsProcessed(state.iterations() * slots);
+}
+BENCHMARK(BM_RowOpsAttend)->Apply(RowOpsArgs);
+
+}  // namespace
+}  // namespace dv

@@ -1,0 +1,146 @@
+// AVX-512 VNNI attention kernels (attention_i8_cpu.h); compiled with -mavx512f/bw/vl/vnni and
+// only called when CPUID reports them. Like matmul_i8_avx512.cc this file includes nothing but
+// intrinsics and the kernel declarations, and every function is internal.
+//
+// Scores: one K block is 16 slots x 4 channels per 64 bytes, so one vpdpbusd adds 4 channels
+// of q . k to 16 slots' int32 lanes. vpdpbusd wants one unsigned operand: K is flipped to
+// K + 128 (xor 0x80) and 128 * sum_j q[j] is subtracted at the end, modulo 2^32 (exact: the
+// true score fits int32).
+// Context: probabilities (0..2^14) do not fit a byte, so p = 128 * hi + lo with hi in [0, 128]
+// and lo in [0, 127], both unsigned bytes; one V group is 16 channels x 4 slots per 64 bytes,
+// and ctx = 128 * sum hi * v + sum lo * v, each sum exact in int32 (|sum| <= 128 * sum p).
+#include <immintrin.h>
+
+#include "engine/backends/attention_i8_cpu.h"
+
+namespace dv {
+namespace {
+
+inline int32_t Load4(const int8_t* p) {
+  int32_t v;
+  __builtin_memcpy(&v, p, 4);
+  return v;
+}
+
+inline __mmask16 SlotMask(int64_t count) {
+  return static_cast<__mmask16>(count >= 16 ? 0xFFFFu : (1u << count) - 1u);
+}
+
+void ScoresAvx512(const int8_t* q8, const int8_t* k, int64_t n_slots, int64_t d4,
+                  int32_t* scores) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  const int64_t groups = d4 / 4;
+  int32_t q_sum = 0;
+  for (int64_t j = 0; j < d4; ++j) q_sum += q8[j];
+  const __m512i corr = _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(q_sum) << 7));
+  const int64_t blocks = (n_slots + 15) / 16;
+  int64_t b = 0;
+  // Two blocks at a time: independent accumulator chains hide vpdpbusd's latency.
+  for (; b + 2 <= blocks; b += 2) {
+    const int8_t* k0 = k + b * 16 * d4;
+    const int8_t* k1 = k0 + 16 * d4;
+    __m512i a0 = _mm512_setzero_si512(), a1 = _mm512_setzero_si512();
+    for (int64_t g = 0; g < groups; ++g) {
+      const __m512i q = _mm512_set1_epi32(Load4(q8 + 4 * g));
+      a0 = _mm512_dpbusd_epi32(a0, _mm512_xor_si512(_mm512_loadu_si512(k0 + 64 * g), flip), q);
+      a1 = _mm512_dpbusd_epi32(a1, _mm512_xor_si512(_mm512_loadu_si512(k1 + 64 * g), flip), q);
+    }
+    _mm512_mask_storeu_epi32(scores + b * 16, SlotMask(n_slots - b * 16), _mm512_sub_epi32(a0, corr));
+    _mm512_mask_storeu_epi32(scores + b * 16 + 16, SlotMask(n_slots - b * 16 - 16),
+                             _mm512_sub_epi32(a1, corr));
+  }
+  if (b < blocks) {
+    const int8_t* k0 = k + b * 16 * d4;
+    __m512i a0 = _mm512_setzero_si512(), a1 = _mm512_setzero_si512();
+    int64_t g = 0;
+    for (; g + 2 <= groups; g += 2) {
+      a0 = _mm512_dpbusd_epi32(a0, _mm512_xor_si512(_mm512_loadu_si512(k0 + 64 * g), flip),
+                               _mm512_set1_epi32(Load4(q8 + 4 * g)));
+      a1 = _mm512_dpbusd_epi32(a1, _mm512_xor_si512(_mm512_loadu_si512(k0 + 64 * g + 64), flip),
+                               _mm512_set1_epi32(Load4(q8 + 4 * g + 4)));
+    }
+    if (g < groups) {
+      a0 = _mm512_dpbusd_epi32(a0, _mm512_xor_si512(_mm512_loadu_si512(k0 + 64 * g), flip),
+                               _mm512_set1_epi32(Load4(q8 + 4 * g)));
+    }
+    _mm512_mask_storeu_epi32(scores + b * 16, SlotMask(n_slots - b * 16),
+                             _mm512_sub_epi32(_mm512_add_epi32(a0, a1), corr));
+  }
+}
+
+// Splits p[4g .. 4g+3] (zero past n_slots) into the byte quadruples lo and hi.
+inline void SplitProbs(const int32_t* p, int64_t first, int64_t n_slots, int32_t* lo,
+                       int32_t* hi) {
+  __m128i v;
+  if (first + 4 <= n_slots) {
+    v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + first));
+  } else {
+    v = _mm_maskz_loadu_epi32(static_cast<__mmask8>((1u << (n_slots - first)) - 1u), p + first);
+  }
+  // (The maskz forms narrow the same way; GCC 12's unmasked ones trip -Wmaybe-uninitialized.)
+  *lo = _mm_cvtsi128_si32(_mm_maskz_cvtepi32_epi8(0xF, _mm_and_si128(v, _mm_set1_epi32(127))));
+  *hi = _mm_cvtsi128_si32(_mm_maskz_cvtepi32_epi8(0xF, _mm_srli_epi32(v, 7)));
+}
+
+// Channels [j0, j0 + 16 * kBlocks) of the context; `last` masks the final 16-channel block.
+template <int kBlocks>
+void ContextBlocks(const int32_t* p, const int8_t* v, int64_t n_slots, int64_t d4, int64_t j0,
+                   __mmask64 last, int64_t* ctx, int64_t d) {
+  constexpr size_t kB = kBlocks;
+  __m512i lo_acc[kB], hi_acc[kB];
+#pragma GCC unroll 8
+  for (size_t i = 0; i < kB; ++i) lo_acc[i] = hi_acc[i] = _mm512_setzero_si512();
+  for (int64_t first = 0; first < n_slots; first += 4) {
+    int32_t lo4, hi4;
+    SplitProbs(p, first, n_slots, &lo4, &hi4);
+    const __m512i lo = _mm512_set1_epi32(lo4), hi = _mm512_set1_epi32(hi4);
+    const int8_t* vg = v + first * d4 + 4 * j0;
+#pragma GCC unroll 8
+    for (size_t i = 0; i < kB; ++i) {
+      const __m512i vv = i + 1 < kB ? _mm512_loadu_si512(vg + 64 * i)
+                                    : _mm512_maskz_loadu_epi8(last, vg + 64 * i);
+      lo_acc[i] = _mm512_dpbusd_epi32(lo_acc[i], lo, vv);
+      hi_acc[i] = _mm512_dpbusd_epi32(hi_acc[i], hi, vv);
+    }
+  }
+#pragma GCC unroll 8
+  for (size_t i = 0; i < kB; ++i) {
+    // ctx = 128 * hi + lo in int64, sixteen channels per block.
+    alignas(64) int32_t lo_sum[16], hi_sum[16];
+    _mm512_store_si512(lo_sum, lo_acc[i]);
+    _mm512_store_si512(hi_sum, hi_acc[i]);
+    const int64_t j = j0 + 16 * static_cast<int64_t>(i);
+    for (int64_t c = 0; c < 16 && j + c < d; ++c) {
+      ctx[j + c] = int64_t{hi_sum[c]} * 128 + lo_sum[c];
+    }
+  }
+}
+
+void ContextAvx512(const int32_t* p, const int8_t* v, int64_t n_slots, int64_t d, int64_t d4,
+                   int64_t* ctx) {
+  // Up to 8 blocks of 16 channels (128 channels, 16 accumulators) per pass over the slots.
+  for (int64_t j0 = 0; j0 < d4; j0 += 128) {
+    const int64_t chans = d4 - j0 < 128 ? d4 - j0 : 128;  // a multiple of 4
+    const int64_t blocks = (chans + 15) / 16;
+    const int64_t tail_bytes = 4 * (chans - 16 * (blocks - 1));  // 16..64
+    const __mmask64 last = tail_bytes >= 64 ? ~__mmask64{0} : (__mmask64{1} << tail_bytes) - 1;
+    switch (blocks) {
+      case 1: ContextBlocks<1>(p, v, n_slots, d4, j0, last, ctx, d); break;
+      case 2: ContextBlocks<2>(p, v, n_slots, d4, j0, last, ctx, d); break;
+      case 3: ContextBlocks<3>(p, v, n_slots, d4, j0, last, ctx, d); break;
+      case 4: ContextBlocks<4>(p, v, n_slots, d4, j0, last, ctx, d); break;
+      case 5: ContextBlocks<5>(p, v, n_slots, d4, j0, last, ctx, d); break;
+      case 6: ContextBlocks<6>(p, v, n_slots, d4, j0, last, ctx, d); break;
+      case 7: ContextBlocks<7>(p, v, n_slots, d4, j0, last, ctx, d); break;
+      default: ContextBlocks<8>(p, v, n_slots, d4, j0, last, ctx, d); break;
+    }
+  }
+}
+
+constexpr AttentionI8Kernel kAvx512Kernel{CpuIsa::kAvx512Vnni, &ScoresAvx512, &ContextAvx512};
+
+}  // namespace
+
+const AttentionI8Kernel* AttentionI8KernelAvx512Vnni() { return &kAvx512Kernel; }
+
+}  // namespace dv

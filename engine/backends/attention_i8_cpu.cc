@@ -1,0 +1,26 @@
+// Kernel selection for the cpu backend's attention (attention_i8_cpu.h).
+#include "engine/backends/attention_i8_cpu.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace dv {
+
+const AttentionI8Kernel& AttentionI8KernelFor(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::kScalar:
+    case CpuIsa::kNeon:  // the portable loops; the compiler vectorizes them with NEON
+      return *AttentionI8KernelScalar();
+#if defined(DV_CPU_X86_KERNELS)
+    case CpuIsa::kAvx2: return *AttentionI8KernelAvx2();
+    case CpuIsa::kAvx512Vnni: return *AttentionI8KernelAvx512Vnni();
+#else
+    case CpuIsa::kAvx2:
+    case CpuIsa::kAvx512Vnni: break;
+#endif
+  }
+  throw std::invalid_argument("this build has no attention kernel for ISA level '" +
+                              std::string(CpuIsaName(isa)) + "'");
+}
+
+}  // namespace dv

@@ -1,0 +1,188 @@
+#include "engine/backends/cpu_backend.h"
+
+#include <sched.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "engine/backends/cpu_row_ops.h"
+#include "engine/backends/cpu_thread_pool.h"
+#include "engine/backends/cpu_weight_arena.h"
+#include "engine/backends/matmul_i8_cpu.h"
+
+namespace dv {
+namespace {
+
+constexpr int64_t kChunksPerThread = 4;
+
+// Packed panels live in the backend's arena; the shared_ptr keeps the arena alive as long as
+// any packed weight does, whichever is destroyed first.
+class CpuPackedWeight final : public PackedWeight {
+ public:
+  std::shared_ptr<CpuWeightArena> arena;
+  const uint8_t* panels = nullptr;
+  int64_t panel_count = 0;
+};
+
+class CpuBackendImpl final : public CpuBackend {
+ public:
+  CpuBackendImpl(int threads, CpuIsa isa, bool huge_pages)
+      : isa_(isa),
+        kernel_(MatmulI8KernelFor(isa)),
+        row_ops_(isa),
+        pool_(threads),
+        arena_(std::make_shared<CpuWeightArena>(huge_pages)) {}
+
+  std::string_view Name() const override { return "cpu"; }
+  int NumThreads() const override { return pool_.size(); }
+  CpuIsa isa() const override { return isa_; }
+  int64_t packed_weight_bytes() const override { return arena_->allocated_bytes(); }
+  bool huge_pages() const override { return arena_->huge_pages(); }
+  const RowOps& row_ops() const override { return row_ops_; }
+
+  ReadBandwidthSample MeasureReadBandwidth(int64_t bytes, int repeats, bool huge_pages) override {
+    bytes = bytes / 4096 * 4096;
+    ReadBandwidthSample out;
+    out.bytes = bytes;
+    out.threads = pool_.size();
+    out.huge_pages = huge_pages;
+    CpuWeightArena buffer(huge_pages);
+    const int64_t huge_before = AnonHugePageBytes();
+    uint8_t* p = buffer.Allocate(bytes);
+    const int64_t pages = bytes / 4096;
+    // First touch from the threads that read it, with a varying pattern.
+    ParallelFor(pages, [&](int64_t begin, int64_t end, int) {
+      for (int64_t i = begin * 4096; i < end * 4096; ++i) p[i] = static_cast<uint8_t>(i * 131);
+    });
+    const int64_t huge_after = AnonHugePageBytes();
+    if (huge_before >= 0 && huge_after >= 0) out.huge_page_bytes = huge_after - huge_before;
+    std::atomic<uint64_t> sink{0};  // the sums go somewhere observable: reads cannot be elided
+    for (int r = 0; r <= repeats; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      ParallelFor(pages / 16, [&](int64_t begin, int64_t end, int) {
+        const uint64_t sum = kernel_.stream_read(p + begin * 65536, (end - begin) * 65536);
+        sink.fetch_add(sum, std::memory_order_relaxed);
+      });
+      const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now() - t0).count();
+      if (r > 0 && (out.best_ns == 0 || ns < out.best_ns)) out.best_ns = ns;
+    }
+    out.bytes = pages / 16 * 65536;
+    return out;
+  }
+
+  std::unique_ptr<PackedWeight> PackWeight(const int8_t* w8t, int64_t k, int64_t n) override {
+    auto w = std::make_unique<CpuPackedWeight>();
+    w->k = k;
+    w->n = n;
+    w->arena = arena_;
+    w->panel_count = MatmulI8Panels(n, kernel_);
+    uint8_t* out = arena_->Allocate(w->panel_count * MatmulI8PanelBytes(k, kernel_));
+    ParallelFor(w->panel_count, [&](int64_t begin, int64_t end, int) {
+      PackWeightPanelsI8(w8t, k, n, kernel_, begin, end, out);
+    });
+    w->panels = out;
+    return w;
+  }
+
+  void MatmulI8(const int8_t* a, int64_t m, const PackedWeight& w, int32_t* c) override {
+    const auto& pw = static_cast<const CpuPackedWeight&>(w);
+    MatmulI8Args args;
+    args.a = a;
+    args.m = m;
+    args.k = w.k;
+    args.lda = (w.k + 3) / 4 * 4;
+    args.panels = pw.panels;
+    args.n = w.n;
+    args.c = c;
+    if (args.lda != w.k) {  // kernels read whole groups of 4: pad rows with zeros
+      const auto bytes = static_cast<size_t>(m * args.lda);
+      if (padded_a_.size() < bytes) padded_a_.resize(bytes);
+      for (int64_t i = 0; i < m; ++i) {
+        int8_t* row = padded_a_.data() + i * args.lda;
+        std::memcpy(row, a + i * w.k, static_cast<size_t>(w.k));
+        std::memset(row + w.k, 0, static_cast<size_t>(args.lda - w.k));
+      }
+      args.a = padded_a_.data();
+    }
+    if (kernel_.offset_weights) {
+      if (row_sums_.size() < static_cast<size_t>(m)) row_sums_.resize(static_cast<size_t>(m));
+      kernel_.row_sums(args.a, m, args.lda, row_sums_.data());
+      args.row_sums = row_sums_.data();
+    }
+    ParallelFor(pw.panel_count, [&](int64_t begin, int64_t end, int) {
+      kernel_.matmul(args, begin, end);
+    });
+  }
+
+  // The range is cut into a few chunks per thread, claimed in order from an atomic counter by
+  // the caller and whichever workers join (cpu_thread_pool.h): a thread that is descheduled (a
+  // shared machine) or slower leaves its chunks to the others. Each chunk is a contiguous range,
+  // so a GEMM still streams its panels front to back.
+  void ParallelFor(int64_t n, RangeFn body) override {
+    if (n <= 0) return;
+    const int64_t threads = pool_.size();
+    if (threads == 1 || n == 1) {
+      body(0, n, 0);
+      return;
+    }
+    const int64_t chunks = n < threads * kChunksPerThread ? n : threads * kChunksPerThread;
+    struct Job {
+      RangeFn* body;
+      int64_t n, chunks;
+      alignas(64) std::atomic<int64_t> next{0};
+    } job;
+    job.body = &body;
+    job.n = n;
+    job.chunks = chunks;
+    pool_.Run(
+        [](void* ctx, int thread) {
+          Job& j = *static_cast<Job*>(ctx);
+          for (int64_t i = j.next.fetch_add(1, std::memory_order_relaxed); i < j.chunks;
+               i = j.next.fetch_add(1, std::memory_order_relaxed)) {
+            (*j.body)(j.n * i / j.chunks, j.n * (i + 1) / j.chunks, thread);
+          }
+        },
+        &job);
+  }
+
+ private:
+  CpuIsa isa_;
+  const MatmulI8Kernel& kernel_;
+  CpuRowOps row_ops_;
+  CpuThreadPool pool_;
+  std::shared_ptr<CpuWeightArena> arena_;
+  std::vector<int32_t> row_sums_;   // per GEMM call, grown once
+  std::vector<int8_t> padded_a_;    // activations with rows padded to 4 bytes (k % 4 != 0 only)
+};
+
+}  // namespace
+
+int CpuBackendDefaultThreads() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw > 0 ? static_cast<int>(hw) : 1;
+}
+
+std::unique_ptr<CpuBackend> MakeCpuBackend(const CpuBackendOptions& options) {
+  CpuIsa isa = CpuIsa::kScalar;
+  if (options.isa.has_value()) {
+    isa = *options.isa;
+    RequireCpuIsa(isa);
+  } else {
+    isa = CpuIsaFromEnvironment();
+  }
+  const int threads = options.threads > 0 ? options.threads : CpuBackendDefaultThreads();
+  return std::make_unique<CpuBackendImpl>(threads, isa, options.huge_pages);
+}
+
+}  // namespace dv

@@ -1,0 +1,49 @@
+// The cpu backend: SIMD int8 kernels chosen at run time by CPU features, a persistent thread
+// pool, and weights re-laid-out once into huge-page-backed panels. Gives the reference
+// backend's bits at every ISA level and thread count (tests/cpu_backend).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "engine/backends/backend.h"
+#include "engine/backends/cpu_features.h"
+
+namespace dv {
+
+struct CpuBackendOptions {
+  int threads = 0;                // 0: every CPU this process may run on
+  std::optional<CpuIsa> isa;      // unset: CpuIsaFromEnvironment() (DETVERIFY_CPU_ISA or best)
+  bool huge_pages = true;         // advise MADV_HUGEPAGE for the packed weights
+};
+
+// One memory-read bandwidth measurement (integers only: the caller turns them into GB/s).
+struct ReadBandwidthSample {
+  int64_t bytes = 0;    // bytes read per pass
+  int64_t best_ns = 0;  // fastest pass
+  int threads = 0;
+  bool huge_pages = false;       // MADV_HUGEPAGE was advised for the buffer
+  int64_t huge_page_bytes = -1;  // of the buffer actually backed by huge pages (-1: unknown)
+};
+
+class CpuBackend : public Backend {
+ public:
+  // Reads a `bytes`-sized buffer (anonymous memory, huge pages advised when `huge_pages`) with
+  // every thread of the pool and the GEMV's loads, `repeats` times after one warm-up pass, and
+  // reports the fastest pass: the bandwidth the weight stream of a decode step can reach.
+  virtual ReadBandwidthSample MeasureReadBandwidth(int64_t bytes, int repeats,
+                                                   bool huge_pages) = 0;
+  virtual CpuIsa isa() const = 0;
+  // Bytes of packed (re-laid-out) weights held by this backend.
+  virtual int64_t packed_weight_bytes() const = 0;
+  virtual bool huge_pages() const = 0;
+};
+
+// Throws std::invalid_argument when the requested ISA level is unknown or unsupported here.
+std::unique_ptr<CpuBackend> MakeCpuBackend(const CpuBackendOptions& options = {});
+
+// CPUs this process may run on (sched_getaffinity), at least 1.
+int CpuBackendDefaultThreads();
+
+}  // namespace dv

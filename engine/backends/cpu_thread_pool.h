@@ -1,0 +1,52 @@
+// A persistent pool for the cpu backend: threads are created once, spin briefly between jobs (a
+// decode step issues a few hundred short parallel regions) and then sleep on a futex. The caller
+// of Run is thread 0 and takes part in the work.
+//
+// Workers join a job when they arrive, not before it may start: on a shared machine a worker
+// that is not scheduled must not stall the caller. So a job's function runs on the caller and on
+// every worker that arrives while the job is open, and must hand out its work itself (the cpu
+// backend's ParallelFor claims chunks from an atomic counter); Run closes the job once the
+// caller's call has returned and no joined worker is still inside.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace dv {
+
+class CpuThreadPool {
+ public:
+  // threads >= 1; threads - 1 workers are started.
+  explicit CpuThreadPool(int threads);
+  ~CpuThreadPool();
+  CpuThreadPool(const CpuThreadPool&) = delete;
+  CpuThreadPool& operator=(const CpuThreadPool&) = delete;
+
+  int size() const { return threads_; }
+
+  // Runs fn(ctx, thread) on the calling thread (thread 0) and on each worker (thread 1 ..
+  // size()-1) that joins before the job closes; returns when every call has returned. fn must
+  // not throw. A Run from inside a job runs fn(ctx, 0) inline.
+  using JobFn = void (*)(void* ctx, int thread);
+  void Run(JobFn fn, void* ctx);
+
+ private:
+  void WorkerLoop(int thread);
+
+  // state_: epoch in the high 32 bits, kClosed, and the number of workers inside the job.
+  static constexpr uint64_t kClosed = uint64_t{1} << 31;
+  static constexpr uint64_t kActiveMask = kClosed - 1;
+
+  int threads_;
+  std::vector<std::thread> workers_;
+  // Written by Run before it opens an epoch; read by workers after they joined it.
+  JobFn fn_ = nullptr;
+  void* ctx_ = nullptr;
+  alignas(64) std::atomic<uint64_t> state_{kClosed};  // epoch 0, closed
+  alignas(64) std::atomic<int> sleepers_{0};
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace dv

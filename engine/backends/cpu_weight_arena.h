@@ -1,0 +1,47 @@
+// Memory for the cpu backend's packed weights: anonymous mappings aligned to 2 MiB and advised
+// MADV_HUGEPAGE, so that the weight stream of a decode step walks few TLB entries. Allocations
+// are handed out in request order, which is the order the model packs its weights and the order
+// a forward pass reads them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace dv {
+
+class CpuWeightArena {
+ public:
+  // huge_pages: advise MADV_HUGEPAGE (the kernel still decides; see HugePageMode()).
+  explicit CpuWeightArena(bool huge_pages);
+  ~CpuWeightArena();
+  CpuWeightArena(const CpuWeightArena&) = delete;
+  CpuWeightArena& operator=(const CpuWeightArena&) = delete;
+
+  // `bytes` of uninitialised memory, 4 KiB aligned, valid while the arena lives. Throws
+  // std::bad_alloc when the mapping fails.
+  uint8_t* Allocate(int64_t bytes);
+
+  int64_t allocated_bytes() const { return allocated_; }
+  bool huge_pages() const { return huge_pages_; }
+
+ private:
+  struct Chunk {
+    uint8_t* base = nullptr;
+    size_t size = 0;
+    size_t used = 0;
+  };
+  bool huge_pages_;
+  std::vector<Chunk> chunks_;
+  int64_t allocated_ = 0;
+};
+
+// The system's transparent-huge-page policy (the bracketed word of
+// /sys/kernel/mm/transparent_hugepage/enabled: "always", "madvise", "never"), or "unknown".
+const char* HugePageMode();
+
+// Bytes of this process's anonymous memory currently backed by huge pages (AnonHugePages of
+// /proc/self/smaps_rollup), or -1 when unknown.
+int64_t AnonHugePageBytes();
+
+}  // namespace dv

@@ -1,0 +1,343 @@
+// AVX-512 element loops of the cpu row operations (row_kernels_cpu.h), eight int64 lanes at a
+// time; compiled with -mavx512f/bw/vl/dq and only called when CPUID reports them. Includes
+// nothing but intrinsics and the table's declaration; every function is internal.
+//
+// Exactness: every lane computes the scalar formula. Wrapping +, -, * are vpaddq/vpsubq/vpmullq
+// (modulo 2^64); |x| is vpabsq (|INT64_MIN| = INT64_MIN, as WrapAbs); shifts by a row-uniform
+// count use vpsraq/vpsllq, whose counts >= 64 give the sign fill / 0 exactly as
+// ShiftRightArith / ShiftLeftWrap; rsr's addend 1 << (k-1) comes precomputed (RoundShift).
+// Divisions by the row's divisor use RowDivisor's multiply-shift with the 64x64 -> high-64
+// product built from four 32x32 -> 64 vpmuludq; a lane whose dividend leaves [0, 2^63) stops
+// the loop and the caller finishes the row with the scalar loop. Partial vectors are masked;
+// masked-off lanes never reach a store or a reduction.
+#include <immintrin.h>
+
+#include "engine/backends/row_kernels_cpu.h"
+
+namespace dv {
+namespace {
+
+using V = __m512i;
+
+inline V Set(int64_t v) { return _mm512_set1_epi64(v); }
+inline V Zero() { return _mm512_setzero_si512(); }
+inline __mmask8 TailMask(int64_t left) {
+  return static_cast<__mmask8>(left >= 8 ? 0xFFu : (1u << left) - 1u);
+}
+inline V LoadI64(const int64_t* p, __mmask8 m) { return _mm512_maskz_loadu_epi64(m, p); }
+inline V LoadI32(const int32_t* p, __mmask8 m) {
+  return _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(m, p));
+}
+inline V LoadI16(const int16_t* p, __mmask8 m) {
+  return _mm512_cvtepi16_epi64(_mm_maskz_loadu_epi16(m, p));
+}
+inline __m128i Count(int64_t c) { return _mm_cvtsi64_si128(c); }
+inline V Rsr(V v, RoundShift sh) {
+  return _mm512_sra_epi64(_mm512_add_epi64(v, Set(sh.addend)), Count(sh.count));
+}
+inline V Shl(V v, int64_t count) { return _mm512_sll_epi64(v, Count(count)); }
+
+inline int64_t ReduceMax(V v) {
+  alignas(64) int64_t lanes[8];
+  _mm512_store_si512(lanes, v);
+  int64_t m = lanes[0];
+  for (int i = 1; i < 8; ++i) m = lanes[i] > m ? lanes[i] : m;
+  return m;
+}
+inline int64_t ReduceAdd(V v) {
+  alignas(64) uint64_t lanes[8];
+  _mm512_store_si512(lanes, v);
+  uint64_t s = 0;
+  for (uint64_t lane : lanes) s += lane;
+  return static_cast<int64_t>(s);
+}
+
+// High 64 bits of the unsigned 128-bit product a * b (b_hi = b >> 32).
+inline V MulHiU64(V a, V b, V b_hi) {
+  const V lo32 = Set(0xFFFFFFFF);
+  const V a_hi = _mm512_srli_epi64(a, 32);
+  const V ll = _mm512_mul_epu32(a, b);
+  const V lh = _mm512_mul_epu32(a, b_hi);
+  const V hl = _mm512_mul_epu32(a_hi, b);
+  const V hh = _mm512_mul_epu32(a_hi, b_hi);
+  // a*b = hh*2^64 + (lh + hl)*2^32 + ll; the middle column sums to less than 3 * 2^32.
+  const V mid = _mm512_add_epi64(_mm512_add_epi64(_mm512_srli_epi64(ll, 32), _mm512_and_si512(lh, lo32)),
+                                 _mm512_and_si512(hl, lo32));
+  return _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64(lh, 32)),
+                          _mm512_add_epi64(_mm512_srli_epi64(hl, 32), _mm512_srli_epi64(mid, 32)));
+}
+
+class VecDivisor {
+ public:
+  explicit VecDivisor(const RowDivisorParams& p)
+      : magic_(Set(static_cast<int64_t>(p.magic))),
+        magic_hi_(Set(static_cast<int64_t>(p.magic >> 32))),
+        half_(Set(static_cast<int64_t>(p.divisor >> 1))),
+        shift_(Count(p.shift)),
+        unit_(p.magic == 0) {}
+
+  // floor(n / d) for lanes with 0 <= n < 2^63.
+  V Quotient(V n) const {
+    return unit_ ? n : _mm512_srl_epi64(MulHiU64(n, magic_, magic_hi_), shift_);
+  }
+
+  // rhad(a, d) = sign(a) * floor((|a| + d/2) / d); *ok marks the lanes whose |a| + d/2 is in
+  // [0, 2^63) (the others are not valid results).
+  V RoundHalfAway(V a, __mmask8* ok) const {
+    const __mmask8 negative = _mm512_cmplt_epi64_mask(a, Zero());
+    const V num = _mm512_add_epi64(_mm512_abs_epi64(a), half_);
+    *ok = _mm512_cmpge_epi64_mask(num, Zero());
+    const V q = Quotient(num);
+    return _mm512_mask_sub_epi64(q, negative, Zero(), q);
+  }
+
+ private:
+  V magic_, magic_hi_, half_;
+  __m128i shift_;
+  bool unit_;
+};
+
+inline V SaturateI8(V v) { return _mm512_min_epi64(_mm512_max_epi64(v, Set(-128)), Set(127)); }
+
+// DI-Exp of -ax for lanes with 0 <= ax < 2^63: q = floor(ax / tpos), r = q * tpos - ax, and
+// ((r >> 1) + tpos) >> min(q, 62).
+inline V DiExpOfNegative(V ax, V tpos, const VecDivisor& div) {
+  const V q = div.Quotient(ax);
+  const V r = _mm512_sub_epi64(_mm512_mullo_epi64(q, tpos), ax);
+  const V u = _mm512_add_epi64(_mm512_srai_epi64(r, 1), tpos);
+  return _mm512_srav_epi64(u, _mm512_min_epi64(q, Set(62)));
+}
+
+int64_t MaxAbsI64(const int64_t* x, int64_t n) {
+  V acc = Set(1);
+  for (int64_t i = 0; i < n; i += 8) {
+    const __mmask8 m = TailMask(n - i);
+    acc = _mm512_mask_max_epi64(acc, m, acc, _mm512_abs_epi64(LoadI64(x + i, m)));
+  }
+  return ReduceMax(acc);
+}
+
+int64_t MaxAbsI32(const int32_t* x, int64_t n) {
+  // |x| as unsigned 32-bit lanes (|INT32_MIN| = 2^31 is exact there).
+  __m512i acc = _mm512_setzero_si512();
+  for (int64_t i = 0; i < n; i += 16) {
+    const int64_t left = n - i;
+    const auto m = static_cast<__mmask16>(left >= 16 ? 0xFFFFu : (1u << left) - 1u);
+    acc = _mm512_max_epu32(acc, _mm512_abs_epi32(_mm512_maskz_loadu_epi32(m, x + i)));
+  }
+  alignas(64) uint32_t lanes[16];
+  _mm512_store_si512(lanes, acc);
+  uint32_t g = 0;
+  for (uint32_t lane : lanes) g = lane > g ? lane : g;
+  return g;
+}
+
+int64_t QuantizeI8(const int64_t* x, int64_t n, const RowDivisorParams& p, int8_t* y) {
+  const VecDivisor div(p);
+  for (int64_t i = 0; i < n; i += 8) {
+    const __mmask8 m = TailMask(n - i);
+    const V v = LoadI64(x + i, m);
+    const V v127 = _mm512_sub_epi64(_mm512_slli_epi64(v, 7), v);  // x * 127 modulo 2^64
+    __mmask8 ok;
+    const V q = div.RoundHalfAway(v127, &ok);
+    if ((ok & m) != m) return i;
+    _mm512_mask_cvtepi64_storeu_epi8(y + i, m, SaturateI8(q));
+  }
+  return n;
+}
+
+int64_t MulColumnsMaxAbs(const int32_t* p, const int64_t* col_m, int64_t n, int64_t* s) {
+  V acc = Set(1);
+  for (int64_t i = 0; i < n; i += 8) {
+    const __mmask8 m = TailMask(n - i);
+    const V v = _mm512_mullo_epi64(LoadI32(p + i, m), LoadI64(col_m + i, m));
+    if (s != nullptr) _mm512_mask_storeu_epi64(s + i, m, v);
+    acc = _mm512_mask_max_epi64(acc, m, acc, _mm512_abs_epi64(v));
+  }
+  return ReduceMax(acc);
+}
+
+void RequantI32(const int32_t* p, const int64_t* col_m, int64_t n, RoundShift sh, int32_t* y) {
+  for (int64_t i = 0; i < n; i += 8) {
+    const __mmask8 m = TailMask(n - i);
+    const V v = _mm512_mullo_epi64(LoadI32(p + i, m), LoadI64(col_m + i, m));
+    _mm512_mask_cvtepi64_storeu_epi32(y + i, m, Rsr(v, sh));  // int32(...) keeps the low bits
+  }
+}
+
+int64_t RoundShiftMaxAbs(int64_t* s, int64_t n, RoundShift sh) {
+  V acc = Set(1);
+  for (int64_t i = 0; i < n; i += 8) {
+    const __mmask8 m = TailMask(n - i);
+    const V v = Rsr(LoadI64(s + i, m), sh);
+    _mm512_mask_storeu_epi64(s + i, m, v);
+    acc = _mm512_mask_max_epi64(acc, m, acc, _mm512_abs_epi64(v));
+  }
+  return ReduceMax(acc);
+}
+
+int64_t NormSumSquares(const int32_t* x, int64_t n, RoundShift down, int64_t up) {
+  V acc = Zero();
+  for (int64_t i = 0; i < n; i += 8) {
+    const __mmask8 m = TailMask(n - i);
+    const V xp = Shl(Rsr(LoadI32(x + i, m), down), up);
+    acc = _mm512_mask_add_epi64(acc, m, acc, _mm512_mullo_epi64(xp, xp));
+  }
+  return ReduceAdd(acc);
+}
+
+int64_t NormDivide(const int32_t* x, int64_t n, RoundShift down, int64_t up,
+                   const RowDivisorParams& p, const int64_t* gamma, int32_t* y32, int64_t* y64) {
+  const VecDivisor div(p);
+  for (int64_t i = 0; i < n; i += 8) {
+    const __mmask8 m = TailMask(n - i);
+    const V xp = Shl(Rsr(LoadI32(x + i, m), down), up);
+    __mmask8 ok;
+    const V q = div.RoundHalfAway(Shl(xp, 20), &ok);
+    if ((ok & m) != m) return i;
+    if (gamma == nullptr) {
+      _mm512_mask_cvtepi64_storeu_epi32(y32 + i, m, q);
+    } else {
+      const V v = _mm512_srai_epi64(_mm512_slli_epi64(q, 32), 32);  // int32(q), sign-extended
+      _mm512_mask_storeu_epi64(y64 + i, m, _mm512_mullo_epi64(v, LoadI64(gamma + i, m)));
+    }
+  }
+  return n;
+}
+
+inline V ResidualValue(V h, V d, V dm, RoundShift down, int64_t up) {
+  return _mm512_add_epi64(h, Shl(Rsr(_mm512_mullo_epi64(d, dm), down), up));
+}
+
+int64_t ResidualMaxAbs(const int32_t* h, const int32_t* d, int64_t n, int64_t dm, RoundShift down,
+                       int64_t up) {
+  const V vdm = Set(dm);
+  V acc = Zero();
+  for (int64_t i = 0; i < n; i += 8) {
+    const __mmask8 m = TailMask(n - i);
+    const V v = ResidualValue(LoadI32(h + i, m), LoadI32(d + i, m), vdm, down, up);
+    acc = _mm512_mask_max_epi64(acc, m, acc, _mm512_abs_epi64(v));
+  }
+  return ReduceMax(acc);
+}
+
+void ResidualWrite(int32_t* h, const int32_t* d, int64_t n, int64_t dm, RoundShift down,
+                   int64_t up, RoundShift down2, int64_t up2) {
+  const V vdm = Set(dm);
+  for (int64_t i = 0; i < n; i += 8) {
+    const __mmask8 m = TailMask(n - i);
+    const V v = ResidualValue(LoadI32(h + i, m), LoadI32(d + i, m), vdm, down, up);
+    _mm512_mask_cvtepi64_storeu_epi32(h + i, m, Shl(Rsr(v, down2), up2));
+  }
+}
+
+void MulI32I64(const int32_t* x, const int64_t* mul, int64_t n, int64_t* y) {
+  for (int64_t i = 0; i < n; i += 8) {
+    const __mmask8 m = TailMask(n - i);
+    _mm512_mask_storeu_epi64(y + i, m, _mm512_mullo_epi64(LoadI32(x + i, m), LoadI64(mul + i, m)));
+  }
+}
+
+void MulI64I64(const int64_t* x, const int64_t* mul, int64_t n, int64_t* y) {
+  for (int64_t i = 0; i < n; i += 8) {
+    const __mmask8 m = TailMask(n - i);
+    _mm512_mask_storeu_epi64(y + i, m, _mm512_mullo_epi64(LoadI64(x + i, m), LoadI64(mul + i, m)));
+  }
+}
+
+void Rope(int64_t* x, int64_t d, const int16_t* cos_row, const int16_t* sin_row) {
+  const int64_t half = d / 2;
+  const RoundShift q14{14, int64_t{1} << 13};
+  for (int64_t j = 0; j < half; j += 8) {
+    const __mmask8 m = TailMask(half - j);
+    const V x1 = LoadI64(x + j, m), x2 = LoadI64(x + j + half, m);
+    const V c1 = LoadI16(cos_row + j, m), s1 = LoadI16(sin_row + j, m);
+    const V c2 = LoadI16(cos_row + j + half, m), s2 = LoadI16(sin_row + j + half, m);
+    // x1*c - x2*s and x2*c' + x1*s', each rounded by 14 bits.
+    const V o1 = Rsr(_mm512_sub_epi64(_mm512_mullo_epi64(x1, c1), _mm512_mullo_epi64(x2, s1)), q14);
+    const V o2 = Rsr(_mm512_add_epi64(_mm512_mullo_epi64(x2, c2), _mm512_mullo_epi64(x1, s2)), q14);
+    _mm512_mask_storeu_epi64(x + j, m, o1);
+    _mm512_mask_storeu_epi64(x + j + half, m, o2);
+  }
+}
+
+void Swiglu(const int32_t* gate, const int32_t* up, int64_t n, int64_t tpos,
+            const RowDivisorParams& p, int64_t* y) {
+  const VecDivisor div(p);
+  const V t = Set(tpos);
+  for (int64_t i = 0; i < n; i += 8) {
+    const __mmask8 m = TailMask(n - i);
+    const V g = LoadI32(gate + i, m);
+    const V e = DiExpOfNegative(_mm512_abs_epi64(g), t, div);  // E = DiExp(-|g|), in [0, tpos]
+    const V den = _mm512_add_epi64(t, e);                       // in [1, 2^56)
+    const V num = _mm512_mask_blend_epi64(_mm512_cmpge_epi64_mask(g, Zero()), e, t);
+    const V big = _mm512_add_epi64(_mm512_slli_epi64(num, 7), _mm512_srli_epi64(den, 1));
+    // sigma = floor(big / den) in [0, 128]: the largest s < 256 with s * den <= big, bit by bit
+    // (s * den < 2^64, compared unsigned).
+    V sigma = Zero();
+    for (int64_t bit = 128; bit >= 1; bit >>= 1) {
+      const V trial = _mm512_or_si512(sigma, Set(bit));
+      const __mmask8 fits = _mm512_cmple_epu64_mask(_mm512_mullo_epi64(trial, den), big);
+      sigma = _mm512_mask_mov_epi64(sigma, fits, trial);
+    }
+    const V out = _mm512_mullo_epi64(_mm512_mullo_epi64(g, sigma), LoadI32(up + i, m));
+    _mm512_mask_storeu_epi64(y + i, m, out);
+  }
+}
+
+int64_t SoftmaxExps(const int32_t* scores, int64_t n, int64_t row_max, int64_t tpos,
+                    const RowDivisorParams& p, int64_t* exps) {
+  const VecDivisor div(p);
+  const V t = Set(tpos), top = Set(row_max);
+  V sum = Zero();
+  for (int64_t i = 0; i < n; i += 8) {
+    const __mmask8 m = TailMask(n - i);
+    const V distance = _mm512_sub_epi64(top, LoadI32(scores + i, m));  // -(score - max) >= 0
+    const V e = DiExpOfNegative(distance, t, div);
+    _mm512_mask_storeu_epi64(exps + i, m, e);
+    sum = _mm512_mask_add_epi64(sum, m, sum, e);
+  }
+  return ReduceAdd(sum);
+}
+
+int64_t SoftmaxNormalize(const int64_t* exps, int64_t n, const RowDivisorParams& p,
+                         int32_t* probs) {
+  const VecDivisor div(p);
+  const V half = Set(static_cast<int64_t>(p.divisor >> 1));
+  V sum = Zero();
+  for (int64_t i = 0; i < n; i += 8) {
+    const __mmask8 m = TailMask(n - i);
+    const V q = div.Quotient(_mm512_add_epi64(_mm512_slli_epi64(LoadI64(exps + i, m), 14), half));
+    _mm512_mask_cvtepi64_storeu_epi32(probs + i, m, q);
+    sum = _mm512_mask_add_epi64(sum, m, sum, q);
+  }
+  return ReduceAdd(sum);
+}
+
+int64_t RequantStatic(const int32_t* p, const int64_t* col_m, int64_t n, int64_t row_m,
+                      int64_t up, const RowDivisorParams& params, int8_t* y) {
+  const VecDivisor div(params);
+  const V rm = Set(row_m);
+  for (int64_t i = 0; i < n; i += 8) {
+    const __mmask8 m = TailMask(n - i);
+    const V num = _mm512_mullo_epi64(_mm512_mullo_epi64(LoadI32(p + i, m), LoadI64(col_m + i, m)), rm);
+    __mmask8 ok;
+    const V q = div.RoundHalfAway(Shl(num, up), &ok);
+    if ((ok & m) != m) return i;
+    _mm512_mask_cvtepi64_storeu_epi8(y + i, m, SaturateI8(q));
+  }
+  return n;
+}
+
+constexpr RowKernels kAvx512RowKernels = {
+    CpuIsa::kAvx512Vnni, &MaxAbsI64,      &MaxAbsI32,      &QuantizeI8,     &MulColumnsMaxAbs,
+    &RequantI32,         &RoundShiftMaxAbs, &NormSumSquares, &NormDivide,    &ResidualMaxAbs,
+    &ResidualWrite,      &MulI32I64,      &MulI64I64,      &Rope,           &Swiglu,
+    &SoftmaxExps,        &SoftmaxNormalize, &RequantStatic,
+};
+
+}  // namespace
+
+const RowKernels* RowKernelsAvx512() { return &kAvx512RowKernels; }
+
+}  // namespace dv

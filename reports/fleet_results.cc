@@ -1,0 +1,135 @@
+#include "reports/fleet_results.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/fingerprint.h"
+#include "reports/report_error.h"
+
+namespace dv::reports {
+namespace {
+
+// The scenario's own published hashes, from the canonical text the runner stored
+// (harness::CanonicalScenarioText). A text without them gives none.
+std::vector<harness::ExpectedHashes> PublishedHashes(const db::ScenarioRecord& scenario) {
+  std::vector<harness::ExpectedHashes> out;
+  const nlohmann::json j = nlohmann::json::parse(scenario.canonical_text, nullptr, false);
+  if (!j.is_object() || !j.contains("expect") || !j["expect"].is_array()) return out;
+  for (const nlohmann::json& e : j["expect"]) {
+    if (!e.is_object()) continue;
+    harness::ExpectedHashes h;
+    h.artifact = e.value("artifact", "");
+    h.steps = e.value("steps", int64_t{0});
+    h.logits = e.value("logits", "");
+    h.tokens = e.value("tokens", "");
+    if (!h.artifact.empty() && h.steps > 0) out.push_back(h);
+  }
+  return out;
+}
+
+// The machine's short CPU name as the run table shows it, without the "(cpu)" backend mark.
+std::string CpuName(const db::MachineRecord& machine) {
+  const nlohmann::json fp = nlohmann::json::parse(machine.fingerprint_json, nullptr, false);
+  std::string label =
+      harness::DeviceLabel(fp.is_discarded() ? nlohmann::json::object() : fp, "cpu");
+  const std::string mark = " (cpu)";
+  if (label.size() > mark.size() && label.ends_with(mark)) label.resize(label.size() - mark.size());
+  return label;
+}
+
+std::vector<std::string> RowNames(const std::vector<db::RunRecord>& runs) {
+  std::set<std::string> machines;
+  for (const db::RunRecord& r : runs) machines.insert(r.machine.id);
+  std::vector<std::string> names;
+  std::map<std::string, int> seen;
+  for (const db::RunRecord& r : runs) {
+    std::string name = r.configuration;
+    if (machines.size() > 1) name += " @ " + CpuName(r.machine) + " " + ShortHash(r.machine.id, 8);
+    names.push_back(name);
+    ++seen[name];
+  }
+  // The same configuration run twice on one machine: tell the runs apart by their ids.
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (seen[names[i]] > 1) names[i] += " (run " + ShortHash(runs[i].id, 8) + ")";
+  }
+  return names;
+}
+
+}  // namespace
+
+std::string ShortHash(const std::string& hex, size_t digits) { return hex.substr(0, digits); }
+
+const ChainDivergence* ScenarioResults::ComparisonFor(size_t run) const {
+  for (const RowComparison& c : comparisons) {
+    if (c.run == run) return &c.divergence;
+  }
+  return nullptr;
+}
+
+FleetResults LoadFleetResults(const db::RunStore& store, const std::string& scenario_selector) {
+  FleetResults fleet;
+  fleet.db_path = store.Path();
+  fleet.results_digest = store.ContentDigest(db::DigestScope::kResultsOnly);
+  fleet.schema_version = store.SchemaVersion();
+  fleet.attestations = static_cast<int64_t>(store.Attestations().size());
+
+  const std::vector<db::ScenarioRecord> all = store.Scenarios();
+  std::map<std::string, int> name_count;
+  for (const db::ScenarioRecord& s : all) ++name_count[s.name];
+  std::vector<db::ScenarioRecord> selected;
+  for (const db::ScenarioRecord& s : all) {
+    if (scenario_selector.empty() || s.name == scenario_selector ||
+        (scenario_selector.size() >= 8 && s.id.rfind(scenario_selector, 0) == 0)) {
+      selected.push_back(s);
+    }
+  }
+  if (!scenario_selector.empty() && selected.empty()) {
+    std::string known;
+    for (const db::ScenarioRecord& s : all) known += (known.empty() ? "" : ", ") + s.name;
+    throw ReportError(store.Path() + ": no scenario '" + scenario_selector +
+                      "' (known: " + (known.empty() ? "none, the DB is empty" : known) + ")");
+  }
+
+  std::set<std::string> machine_ids, artifact_ids, tools, specs;
+  for (const db::ScenarioRecord& s : selected) {
+    ScenarioResults sr;
+    sr.scenario = s;
+    sr.label = name_count[s.name] > 1 ? s.name + " (id " + ShortHash(s.id, 8) + ")" : s.name;
+    sr.published = PublishedHashes(s);
+    sr.runs = store.Runs(s.id, db::StepLoading::kWithSteps);
+    sr.row_names = RowNames(sr.runs);
+    sr.table = harness::BuildRunTable(sr.label, sr.runs, sr.published);
+    sr.baseline = FindBaselineRun(sr.runs);
+    std::set<std::string> artifacts, machines;
+    for (size_t i = 0; i < sr.runs.size(); ++i) {
+      const db::RunRecord& r = sr.runs[i];
+      artifacts.insert(r.artifact.id);
+      machine_ids.insert(r.machine.id);
+      machines.insert(r.machine.id);
+      tools.insert(r.tool_version);
+      specs.insert(r.spec_version);
+      sr.steps = std::max(sr.steps, r.n_steps);
+      if (sr.baseline && i != *sr.baseline && !r.steps.empty()) {
+        sr.comparisons.push_back({i, CompareChains(sr.runs[*sr.baseline].steps, r.steps)});
+      }
+    }
+    sr.artifact_ids.assign(artifacts.begin(), artifacts.end());
+    sr.machine_count = machines.size();
+    artifact_ids.insert(artifacts.begin(), artifacts.end());
+    fleet.scenarios.push_back(std::move(sr));
+  }
+  for (const db::MachineRecord& m : store.Machines()) {
+    if (machine_ids.count(m.id) != 0) fleet.machines.push_back(m);
+  }
+  for (const db::ArtifactRecord& a : store.Artifacts()) {
+    if (artifact_ids.count(a.id) != 0) fleet.artifacts.push_back(a);
+  }
+  fleet.tool_versions.assign(tools.begin(), tools.end());
+  fleet.spec_versions.assign(specs.begin(), specs.end());
+  return fleet;
+}
+
+}  // namespace dv::reports

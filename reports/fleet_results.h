@@ -1,0 +1,63 @@
+// The content of a result DB arranged for reports, the gate and attestations: per scenario its
+// runs with their steps, the run table, the scenario's published hashes, and how every run's
+// chains compare with the scenario's baseline run (divergence.h).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/run_store.h"
+#include "harness/run_table.h"
+#include "harness/scenario.h"
+#include "reports/divergence.h"
+
+namespace dv::reports {
+
+struct RowComparison {
+  size_t run = 0;              // index into ScenarioResults::runs
+  ChainDivergence divergence;  // against the baseline run
+};
+
+struct ScenarioResults {
+  db::ScenarioRecord scenario;
+  std::string label;  // the name; "name (id 1a2b3c4d)" when two scenarios in the DB share it
+  std::vector<harness::ExpectedHashes> published;  // the scenario's own `expect` list
+  std::vector<db::RunRecord> runs;                 // in RunStore::Runs order, with steps
+  std::vector<std::string> row_names;  // per run, unique within the scenario: the configuration,
+                                       // "configuration @ cpu id8" when several machines ran it
+  harness::RunTable table;             // BuildRunTable(runs, published)
+  std::optional<size_t> baseline;      // FindBaselineRun(runs)
+  std::vector<RowComparison> comparisons;  // every other run with steps, against the baseline
+  std::vector<std::string> artifact_ids;   // the distinct artifacts of the runs, sorted
+  int64_t steps = 0;                       // the most steps of any run
+  size_t machine_count = 0;                // distinct machines among the runs
+
+  // The comparison of run `run` with the baseline, or nullptr (the baseline itself, a run
+  // without steps, no baseline).
+  const ChainDivergence* ComparisonFor(size_t run) const;
+};
+
+struct FleetResults {
+  std::string db_path;
+  std::string results_digest;  // ContentDigest(DigestScope::kResultsOnly)
+  int schema_version = 0;
+  std::vector<db::MachineRecord> machines;    // those with runs in `scenarios`, by id
+  std::vector<db::ArtifactRecord> artifacts;  // those of the runs in `scenarios`, by id
+  std::vector<ScenarioResults> scenarios;     // by name, then id
+  std::vector<std::string> tool_versions;     // the distinct tool versions of the runs, sorted
+  std::vector<std::string> spec_versions;     // the distinct spec versions of the runs, sorted
+  int64_t attestations = 0;                   // signed statements stored in the DB
+};
+
+// Reads everything from `store`. An empty `scenario_selector` selects every scenario; otherwise
+// those whose name equals it or whose id starts with it (8 hex digits or more). Throws
+// ReportError "<db>: no scenario '<selector>' (known: a, b)" when a selector selects nothing;
+// without a selector an empty DB gives FleetResults without scenarios.
+FleetResults LoadFleetResults(const db::RunStore& store, const std::string& scenario_selector = "");
+
+// "ab12cd34ef56" style prefix of a hex digest; "" stays "".
+std::string ShortHash(const std::string& hex, size_t digits = 12);
+
+}  // namespace dv::reports

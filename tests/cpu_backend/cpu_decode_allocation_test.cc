@@ -1,0 +1,63 @@
+// No allocation in the decode loop: once a row's first decode call has sized the buffers, a
+// forward call of the cpu backend (GEMMs, row operations, attention, thread pool) and the greedy
+// pick allocate nothing. The global operator new of this executable counts.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "engine/backends/cpu_backend.h"
+#include "engine/model.h"
+#include "engine/model_source.h"
+
+namespace {
+std::atomic<int64_t> g_allocations{0};
+}  // namespace
+
+void* operator new(size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+
+namespace dv {
+namespace {
+
+TEST(CpuDecodeLoop, AllocatesNothing) {
+  auto artifact = LoadSynthetic("qwen3-tiny", 0);
+  const ModelConfig& c = artifact->weights().config;
+  for (int threads : {1, 2}) {
+    auto backend = MakeCpuBackend({threads, std::nullopt, true});
+    IntQwen3 model(artifact->weights(), *backend);
+    constexpr int64_t kBatch = 3, kPrompt = 7, kSteps = 20;
+    std::vector<std::unique_ptr<KvCache>> caches;
+    std::vector<std::vector<int32_t>> logits;
+    std::vector<int32_t> prompt(kPrompt, 5), next(kBatch, 0);
+    std::vector<ForwardRow> rows;
+    for (int64_t r = 0; r < kBatch; ++r) {
+      caches.push_back(std::make_unique<KvCache>(c, kPrompt + kSteps));
+      logits.emplace_back(static_cast<size_t>(c.vocab));
+      rows.push_back({caches.back().get(), prompt.data(), kPrompt, logits.back().data(), nullptr});
+    }
+    model.Forward(rows);  // prefill
+    for (int64_t r = 0; r < kBatch; ++r) {
+      rows[static_cast<size_t>(r)].ids = &next[static_cast<size_t>(r)];
+      rows[static_cast<size_t>(r)].n_tokens = 1;
+    }
+    model.Forward(rows);  // the first decode call may size buffers
+    const int64_t before = g_allocations.load();
+    for (int64_t s = 1; s < kSteps; ++s) {
+      for (int64_t r = 0; r < kBatch; ++r) {
+        next[static_cast<size_t>(r)] = model.GreedyPick(logits[static_cast<size_t>(r)].data());
+      }
+      model.Forward(rows);
+    }
+    EXPECT_EQ(g_allocations.load() - before, 0) << threads << " threads";
+  }
+}
+
+}  // namespace
+}  // namespace dv

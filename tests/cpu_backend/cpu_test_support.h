@@ -1,0 +1,63 @@
+// Shared helpers of the cpu backend tests: the ISA levels to run, deterministic random data, and
+// whole-buffer comparisons that print the first mismatches.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/backends/cpu_features.h"
+
+namespace dv::test {
+
+// Every level this CPU supports: the tests hold each of them to the plain definitions.
+inline std::vector<CpuIsa> IsasUnderTest() { return SupportedCpuIsas(); }
+
+inline std::string IsaParamName(const ::testing::TestParamInfo<CpuIsa>& info) {
+  return std::string(CpuIsaName(info.param));
+}
+
+// SplitMix64: reproducible test data on every platform.
+class TestRng {
+ public:
+  explicit TestRng(uint64_t seed) : x_(seed) {}
+  uint64_t Next() {
+    x_ += 0x9E3779B97F4A7C15ull;
+    uint64_t z = x_;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [lo, hi].
+  int64_t Uniform(int64_t lo, int64_t hi) {
+    const auto span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;
+    return span == 0 ? static_cast<int64_t>(Next())
+                     : static_cast<int64_t>(static_cast<uint64_t>(lo) + Next() % span);
+  }
+
+ private:
+  uint64_t x_;
+};
+
+// Exact equality of two buffers; on failure, the first five mismatches with their indices.
+template <typename T>
+::testing::AssertionResult SameBits(const std::vector<T>& want, const std::vector<T>& got) {
+  if (want.size() != got.size()) {
+    return ::testing::AssertionFailure() << "sizes differ: " << want.size() << " vs " << got.size();
+  }
+  std::ostringstream out;
+  int shown = 0;
+  size_t count = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (want[i] == got[i]) continue;
+    ++count;
+    if (shown++ < 5) out << "\n  [" << i << "] expected " << int64_t{want[i]} << ", got " << int64_t{got[i]};
+  }
+  if (count == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << count << " of " << want.size() << " differ:" << out.str();
+}
+
+}  // namespace dv::test

@@ -1,0 +1,56 @@
+// The cpu backend's ParallelFor: every index of [0, n) exactly once, thread indices in range,
+// nested calls run inline, and many short regions in a row (a decode step's pattern) complete.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <vector>
+
+#include "engine/backends/cpu_backend.h"
+
+namespace dv {
+namespace {
+
+TEST(CpuParallelFor, CoversEveryIndexOnce) {
+  for (int threads : {1, 2, 3, 4}) {
+    auto backend = MakeCpuBackend({threads, CpuIsa::kScalar, false});
+    ASSERT_EQ(backend->NumThreads(), threads);
+    for (int64_t n : {0, 1, 2, 3, 7, 8, 9, 100, 1000, 4097}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      std::atomic<bool> bad_thread{false};
+      backend->ParallelFor(n, [&](int64_t begin, int64_t end, int thread) {
+        if (thread < 0 || thread >= threads) bad_thread = true;
+        for (int64_t i = begin; i < end; ++i) hits[static_cast<size_t>(i)].fetch_add(1);
+      });
+      EXPECT_FALSE(bad_thread.load());
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "n " << n << " threads " << threads << " i " << i;
+      }
+    }
+  }
+}
+
+TEST(CpuParallelFor, NestedCallsRunInline) {
+  auto backend = MakeCpuBackend({3, CpuIsa::kScalar, false});
+  std::atomic<int64_t> total{0};
+  backend->ParallelFor(6, [&](int64_t begin, int64_t end, int) {
+    for (int64_t i = begin; i < end; ++i) {
+      backend->ParallelFor(10, [&](int64_t b, int64_t e, int) { total.fetch_add(e - b); });
+    }
+  });
+  EXPECT_EQ(total.load(), 60);
+}
+
+TEST(CpuParallelFor, ManyShortRegions) {
+  auto backend = MakeCpuBackend({2, CpuIsa::kScalar, false});
+  int64_t expected = 0;
+  std::atomic<int64_t> total{0};
+  for (int r = 0; r < 20000; ++r) {
+    const int64_t n = 1 + r % 17;
+    expected += n;
+    backend->ParallelFor(n, [&](int64_t b, int64_t e, int) { total.fetch_add(e - b); });
+    ASSERT_EQ(total.load(), expected) << "region " << r;
+  }
+}
+
+}  // namespace
+}  // namespace dv

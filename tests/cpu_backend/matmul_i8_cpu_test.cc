@@ -1,0 +1,77 @@
+// The cpu backend's int8 GEMM against MatmulI8Ref, whole output buffers compared exactly, at
+// every ISA level and thread count, for odd shapes (k and n not multiples of the kernels'
+// groups and panels, m across the row-block sizes) and full-range int8 values including -128.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "engine/backends/cpu_backend.h"
+#include "engine/backends/reference_backend.h"
+#include "tests/cpu_backend/cpu_test_support.h"
+
+namespace dv {
+namespace {
+
+class MatmulI8Cpu : public ::testing::TestWithParam<CpuIsa> {};
+
+std::vector<int8_t> RandomI8(size_t n, test::TestRng& rng) {
+  std::vector<int8_t> v(n);
+  for (auto& x : v) x = static_cast<int8_t>(rng.Uniform(-128, 127));
+  return v;
+}
+
+void CheckShape(Backend& backend, int64_t m, int64_t k, int64_t n, test::TestRng& rng) {
+  const auto a = RandomI8(static_cast<size_t>(m * k), rng);
+  const auto w = RandomI8(static_cast<size_t>(k * n), rng);
+  std::vector<int32_t> want(static_cast<size_t>(m * n)), got(static_cast<size_t>(m * n), -7);
+  MatmulI8Ref(a.data(), m, k, w.data(), n, want.data());
+  auto packed = backend.PackWeight(w.data(), k, n);
+  backend.MatmulI8(a.data(), m, *packed, got.data());
+  EXPECT_TRUE(test::SameBits(want, got)) << "m " << m << " k " << k << " n " << n;
+}
+
+TEST_P(MatmulI8Cpu, OddShapesEveryThreadCount) {
+  test::TestRng rng(11);
+  for (int threads : {1, 2, 3, 4}) {
+    auto backend = MakeCpuBackend({threads, GetParam(), false});
+    for (int64_t m : {1, 2, 3, 5, 6, 7, 8, 13}) {
+      for (int64_t k : {1, 3, 4, 5, 63, 64, 65, 130}) {
+        for (int64_t n : {1, 15, 16, 17, 63, 64, 65, 130}) CheckShape(*backend, m, k, n, rng);
+      }
+    }
+  }
+}
+
+TEST_P(MatmulI8Cpu, ModelShapes) {
+  test::TestRng rng(12);
+  auto backend = MakeCpuBackend({2, GetParam(), true});
+  for (int64_t m : {1, 8, 37}) {
+    CheckShape(*backend, m, 1024, 2048, rng);
+    CheckShape(*backend, m, 3072, 1024, rng);
+  }
+}
+
+// The extremes of the int32 contract: every product 128 * 128 or -128 * 127 over the largest
+// inner dimension the model bounds allow (k * 127 * 128 < 2^31), where partial sums and the
+// VNNI offset correction exercise int32 wrap-around.
+TEST_P(MatmulI8Cpu, ExtremeValuesAtTheLargestInnerDimension) {
+  const int64_t k = ((int64_t{1} << 31) - 1) / (127 * 128);
+  const int64_t m = 3, n = 70;
+  auto backend = MakeCpuBackend({2, GetParam(), false});
+  for (int pattern = 0; pattern < 3; ++pattern) {
+    std::vector<int8_t> a(static_cast<size_t>(m * k)), w(static_cast<size_t>(k * n));
+    for (size_t i = 0; i < a.size(); ++i) a[i] = pattern == 0 ? -128 : (pattern == 1 ? 127 : (i % 2 ? -127 : 127));
+    for (size_t i = 0; i < w.size(); ++i) w[i] = pattern == 0 ? 127 : (pattern == 1 ? -127 : (i % 3 ? 127 : -128));
+    std::vector<int32_t> want(static_cast<size_t>(m * n)), got(static_cast<size_t>(m * n));
+    MatmulI8Ref(a.data(), m, k, w.data(), n, want.data());
+    auto packed = backend->PackWeight(w.data(), k, n);
+    backend->MatmulI8(a.data(), m, *packed, got.data());
+    EXPECT_TRUE(test::SameBits(want, got)) << "pattern " << pattern;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryIsa, MatmulI8Cpu, ::testing::ValuesIn(test::IsasUnderTest()),
+                         test::IsaParamName);
+
+}  // namespace
+}  // namespace dv

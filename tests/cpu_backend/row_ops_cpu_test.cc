@@ -1,0 +1,266 @@
+// The cpu backend's row operations (CpuRowOps) against the plain definitions (RowOps), one
+// operation at a time, at every ISA level: random rows over every magnitude from 1 to 2^62,
+// rows with 0, INT64_MIN and INT64_MAX entries, lengths around the vector widths, wrapped
+// scales. Integer results admit no tolerance: whole outputs and returned scales must be equal.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "engine/backends/cpu_row_ops.h"
+#include "engine/backends/row_ops.h"
+#include "tests/cpu_backend/cpu_test_support.h"
+
+namespace dv {
+namespace {
+
+const std::vector<int64_t> kLengths = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 127, 128, 129, 1024, 3072};
+
+class RowOpsCpu : public ::testing::TestWithParam<CpuIsa> {
+ protected:
+  const RowOps plain_;
+  const CpuRowOps fast_{GetParam()};
+};
+
+// A row of n int64 values of one random magnitude (or mixed ones), sometimes with edge values.
+std::vector<int64_t> RandomRowI64(int64_t n, test::TestRng& rng, int64_t max_bits = 62) {
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  const int64_t bits = rng.Uniform(0, max_bits);
+  const bool mixed = rng.Uniform(0, 3) == 0;
+  for (auto& x : v) {
+    const int64_t b = mixed ? rng.Uniform(0, max_bits) : bits;
+    x = static_cast<int64_t>(rng.Next()) >> (63 - b);
+  }
+  switch (rng.Uniform(0, 9)) {
+    case 0: v[static_cast<size_t>(rng.Uniform(0, n - 1))] = kInt64Min; break;
+    case 1: v[static_cast<size_t>(rng.Uniform(0, n - 1))] = kInt64Max; break;
+    case 2: for (auto& x : v) x = 0; break;
+    case 3: v[0] = -(int64_t{1} << bits); break;
+    default: break;
+  }
+  return v;
+}
+
+std::vector<int32_t> RandomRowI32(int64_t n, test::TestRng& rng) {
+  std::vector<int32_t> v(static_cast<size_t>(n));
+  const int64_t bits = rng.Uniform(0, 31);
+  for (auto& x : v) x = static_cast<int32_t>(static_cast<int64_t>(rng.Next()) >> (63 - bits));
+  switch (rng.Uniform(0, 9)) {
+    case 0: v[0] = INT32_MIN; break;
+    case 1: v[static_cast<size_t>(n - 1)] = INT32_MAX; break;
+    case 2: for (auto& x : v) x = 0; break;
+    default: break;
+  }
+  return v;
+}
+
+std::vector<int64_t> RandomMantissas(int64_t n, test::TestRng& rng, int64_t lo, int64_t hi) {
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  for (auto& x : v) x = rng.Uniform(lo, hi);
+  if (rng.Uniform(0, 7) == 0) v[0] = kInt64Min;  // a wrapped scale
+  return v;
+}
+
+TEST_P(RowOpsCpu, RmsNormAndGamma) {
+  test::TestRng rng(21);
+  for (int rep = 0; rep < 40; ++rep) {
+    for (int64_t n : kLengths) {
+      const auto x = RandomRowI32(n, rng);
+      std::vector<int32_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
+      plain_.RmsNorm(x.data(), n, want.data());
+      fast_.RmsNorm(x.data(), n, got.data());
+      ASSERT_TRUE(test::SameBits(want, got)) << "RmsNorm n " << n;
+      const auto gamma = RandomMantissas(n, rng, -(1 << 14), 1 << 14);
+      std::vector<int64_t> want64(static_cast<size_t>(n)), got64(static_cast<size_t>(n));
+      plain_.RmsNormGamma(x.data(), n, gamma.data(), want64.data());
+      fast_.RmsNormGamma(x.data(), n, gamma.data(), got64.data());
+      ASSERT_TRUE(test::SameBits(want64, got64)) << "RmsNormGamma n " << n;
+    }
+  }
+}
+
+TEST_P(RowOpsCpu, QuantI8) {
+  test::TestRng rng(22);
+  for (int rep = 0; rep < 60; ++rep) {
+    for (int64_t n : kLengths) {
+      const auto x = RandomRowI64(n, rng);
+      const int64_t m = rng.Uniform(0, 3) == 0 ? static_cast<int64_t>(rng.Next()) : rng.Uniform(1, int64_t{1} << 40);
+      const int64_t k = rng.Uniform(-80, 80);
+      std::vector<int8_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
+      WrapCounter wa, wb;
+      const Dyadic a = plain_.QuantI8(x.data(), n, m, k, want.data(), &wa);
+      const Dyadic b = fast_.QuantI8(x.data(), n, m, k, got.data(), &wb);
+      ASSERT_TRUE(test::SameBits(want, got)) << "n " << n;
+      ASSERT_EQ(a.m, b.m);
+      ASSERT_EQ(a.k, b.k);
+      ASSERT_EQ(wa.events, wb.events);
+    }
+  }
+}
+
+TEST_P(RowOpsCpu, RequantI32InPlaceAndNot) {
+  test::TestRng rng(23);
+  for (int rep = 0; rep < 40; ++rep) {
+    for (int64_t n : kLengths) {
+      const auto p = RandomRowI32(n, rng);
+      const auto col = RandomMantissas(n, rng, 1, 1 << 16);
+      for (int64_t tb : {14, 16, 20}) {
+        std::vector<int32_t> want(static_cast<size_t>(n)), got = p;
+        const int64_t sa = plain_.RequantI32(p.data(), col.data(), n, tb, want.data());
+        const int64_t sb = fast_.RequantI32(got.data(), col.data(), n, tb, got.data());  // in place
+        ASSERT_EQ(sa, sb);
+        ASSERT_TRUE(test::SameBits(want, got)) << "n " << n << " tb " << tb;
+      }
+    }
+  }
+}
+
+TEST_P(RowOpsCpu, RequantI8RowColumn) {
+  test::TestRng rng(24);
+  for (int rep = 0; rep < 40; ++rep) {
+    for (int64_t n : kLengths) {
+      const auto p = RandomRowI64(n, rng, 40);
+      const auto col = RandomMantissas(n, rng, 1, int64_t{1} << 26);
+      const int64_t row_m = rng.Uniform(0, 4) == 0 ? static_cast<int64_t>(rng.Next()) : 1;
+      const int64_t row_k = rng.Uniform(-30, 30), col_k = rng.Uniform(0, 40);
+      std::vector<int64_t> sa(static_cast<size_t>(n)), sb(static_cast<size_t>(n));
+      std::vector<int8_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
+      WrapCounter wa, wb;
+      const Dyadic a = plain_.RequantI8RowColumn(p.data(), col.data(), n, row_m, row_k, col_k, sa.data(), want.data(), &wa);
+      const Dyadic b = fast_.RequantI8RowColumn(p.data(), col.data(), n, row_m, row_k, col_k, sb.data(), got.data(), &wb);
+      ASSERT_TRUE(test::SameBits(want, got)) << "n " << n;
+      ASSERT_EQ(a.m, b.m);
+      ASSERT_EQ(a.k, b.k);
+      ASSERT_EQ(wa.events, wb.events);
+    }
+  }
+}
+
+TEST_P(RowOpsCpu, RequantI8StaticRow) {
+  test::TestRng rng(25);
+  for (int rep = 0; rep < 40; ++rep) {
+    for (int64_t n : kLengths) {
+      const auto p = RandomRowI32(n, rng);
+      const auto col = RandomMantissas(n, rng, 1, 1 << 16);
+      const int64_t row_m = rng.Uniform(1, 1 << 16), row_k = rng.Uniform(0, 50);
+      const int64_t col_k = rng.Uniform(0, 30), s_m = rng.Uniform(-5, 1 << 16), s_k = rng.Uniform(0, 70);
+      std::vector<int8_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
+      plain_.RequantI8StaticRow(p.data(), n, row_m, row_k, col.data(), col_k, s_m, s_k, want.data());
+      fast_.RequantI8StaticRow(p.data(), n, row_m, row_k, col.data(), col_k, s_m, s_k, got.data());
+      ASSERT_TRUE(test::SameBits(want, got)) << "n " << n << " s_m " << s_m << " shift " << row_k + col_k - s_k;
+    }
+  }
+}
+
+TEST_P(RowOpsCpu, AddResidual) {
+  test::TestRng rng(26);
+  for (int rep = 0; rep < 40; ++rep) {
+    for (int64_t n : kLengths) {
+      const auto h0 = RandomRowI32(n, rng);
+      const auto d = RandomRowI32(n, rng);
+      const int64_t dm = rng.Uniform(0, 5) == 0 ? static_cast<int64_t>(rng.Next()) : rng.Uniform(1, 1 << 16);
+      const int64_t k_res = rng.Uniform(-10, 60), dk = rng.Uniform(-40, 140);
+      auto want = h0, got = h0;
+      const int64_t ka = plain_.AddResidual(want.data(), n, k_res, d.data(), dm, dk);
+      const int64_t kb = fast_.AddResidual(got.data(), n, k_res, d.data(), dm, dk);
+      ASSERT_EQ(ka, kb);
+      ASSERT_TRUE(test::SameBits(want, got)) << "n " << n << " rel " << dk - k_res;
+    }
+  }
+}
+
+TEST_P(RowOpsCpu, MulColumnsAndRope) {
+  test::TestRng rng(27);
+  for (int rep = 0; rep < 20; ++rep) {
+    for (int64_t n : kLengths) {
+      const auto x32 = RandomRowI32(n, rng);
+      const auto x64 = RandomRowI64(n, rng);
+      const auto m = RandomRowI64(n, rng);
+      std::vector<int64_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
+      plain_.MulColumns(x32.data(), m.data(), n, want.data());
+      fast_.MulColumns(x32.data(), m.data(), n, got.data());
+      ASSERT_TRUE(test::SameBits(want, got));
+      plain_.MulColumns(x64.data(), m.data(), n, want.data());
+      auto in_place = x64;
+      fast_.MulColumns(in_place.data(), m.data(), n, in_place.data());
+      ASSERT_TRUE(test::SameBits(want, in_place));
+      const int64_t d = 2 * ((n + 1) / 2);
+      auto ra = RandomRowI64(d, rng, 50), rb = ra;
+      std::vector<int16_t> cs(static_cast<size_t>(d)), sn(static_cast<size_t>(d));
+      for (size_t i = 0; i < cs.size(); ++i) {
+        cs[i] = static_cast<int16_t>(rng.Uniform(-(1 << 14), 1 << 14));
+        sn[i] = static_cast<int16_t>(rng.Uniform(-(1 << 14), 1 << 14));
+      }
+      plain_.Rope(ra.data(), d, cs.data(), sn.data());
+      fast_.Rope(rb.data(), d, cs.data(), sn.data());
+      ASSERT_TRUE(test::SameBits(ra, rb)) << "rope d " << d;
+    }
+  }
+}
+
+TEST_P(RowOpsCpu, Swiglu) {
+  test::TestRng rng(28);
+  for (int rep = 0; rep < 30; ++rep) {
+    for (int64_t n : kLengths) {
+      const auto g = RandomRowI32(n, rng);
+      const auto u = RandomRowI32(n, rng);
+      for (int64_t tpos : {int64_t{1}, int64_t{2}, int64_t{3}, rng.Uniform(4, 1 << 20),
+                           rng.Uniform(1, int64_t{1} << 47), (int64_t{1} << 55) - 1,
+                           int64_t{1} << 55, int64_t{1} << 62}) {
+        std::vector<int64_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
+        plain_.Swiglu(g.data(), u.data(), n, tpos, want.data());
+        fast_.Swiglu(g.data(), u.data(), n, tpos, got.data());
+        ASSERT_TRUE(test::SameBits(want, got)) << "n " << n << " tpos " << tpos;
+      }
+    }
+  }
+}
+
+// One KV head's cache in the decode layout, filled with random bytes (slots past the visible
+// ones too: a prefill call's later tokens are already there and must not leak in).
+struct RandomKv {
+  RandomKv(int64_t head_dim, int64_t slots, test::TestRng& rng)
+      : d4(KvPaddedDim(head_dim)),
+        k(static_cast<size_t>(KvPaddedSlots(slots) * d4), 0),
+        v(static_cast<size_t>(KvPaddedSlots(slots) * d4), 0) {
+    for (int64_t s = 0; s < KvPaddedSlots(slots); ++s) {
+      for (int64_t j = 0; j < head_dim; ++j) {
+        k[static_cast<size_t>(KvKOffset(s, j, d4))] = static_cast<int8_t>(rng.Uniform(-128, 127));
+        v[static_cast<size_t>(KvVOffset(s, j, d4))] = static_cast<int8_t>(rng.Uniform(-128, 127));
+      }
+    }
+    view = {k.data(), v.data(), head_dim};
+  }
+  int64_t d4;
+  std::vector<int8_t> k, v;
+  KvHeadView view;
+};
+
+TEST_P(RowOpsCpu, Attend) {
+  test::TestRng rng(29);
+  for (int64_t head_dim : {2, 6, 32, 128, 130}) {
+    for (int64_t slots : {1, 2, 3, 4, 5, 15, 16, 17, 33, 100, 577}) {
+      RandomKv kv(head_dim, slots + 5, rng);
+      for (int rep = 0; rep < 6; ++rep) {
+        std::vector<int8_t> q(static_cast<size_t>(head_dim));
+        for (auto& x : q) x = static_cast<int8_t>(rng.Uniform(-128, 127));
+        // Row scales from the designed range (tpos from 1 to 2^47) and wrapped ones.
+        Dyadic scale{rng.Uniform(1 << 15, (1 << 16) - 1), rng.Uniform(0, 75)};
+        if (rep == 5) scale = {static_cast<int64_t>(rng.Next()), rng.Uniform(-5, 130)};
+        std::vector<int32_t> sa(static_cast<size_t>(slots)), sb(sa), pa(sa), pb(sa);
+        std::vector<int64_t> ea(static_cast<size_t>(slots)), eb(ea);
+        std::vector<int64_t> ca(static_cast<size_t>(head_dim)), cb(ca);
+        const int64_t ta = plain_.Attend(q.data(), kv.view, slots, scale, sa.data(), ea.data(), pa.data(), ca.data());
+        const int64_t tb = fast_.Attend(q.data(), kv.view, slots, scale, sb.data(), eb.data(), pb.data(), cb.data());
+        ASSERT_EQ(ta, tb);
+        ASSERT_TRUE(test::SameBits(pa, pb)) << "probs d " << head_dim << " slots " << slots << " tpos " << ta;
+        ASSERT_TRUE(test::SameBits(ca, cb)) << "ctx d " << head_dim << " slots " << slots << " tpos " << ta;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryIsa, RowOpsCpu, ::testing::ValuesIn(test::IsasUnderTest()),
+                         test::IsaParamName);
+
+}  // namespace
+}  // namespace dv
