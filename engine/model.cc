@@ -61,21 +61,21 @@ struct ThreadScratch {
 // Buffers for one forward call of `tokens` tokens (grow-only, so steady decode allocates nothing).
 struct IntQwen3::Workspace {
   int64_t tokens = 0;
-  std::vector<KvCache*> cache;   // [M] the row cache of each token
-  std::vector<int64_t> pos;      // [M] absolute position (= cache slot)
-  std::vector<int32_t> ids;      // [M]
-  std::vector<int32_t> h;        // [M, H] residual
-  std::vector<int64_t> k_res;    // [M]
-  std::vector<int8_t> x8;        // [M, max(H, Q*d, I)]
-  std::vector<int64_t> xm, xk;   // [M]
-  std::vector<int32_t> pq, pk, pv;  // [M, Q*d], [M, KV*d], [M, KV*d]
-  std::vector<int8_t> q8;        // [M, Q, d]
-  std::vector<int64_t> qm, qk;   // [M, Q]
-  std::vector<int64_t> ctx;      // [M, Q*d]
-  std::vector<int32_t> po;       // [M, H] (o and down outputs)
-  std::vector<int32_t> pg, pu;   // [M, I]
-  std::vector<int8_t> head_x8;        // [rows, H] the last token of each row, for the LM head
-  std::vector<int32_t> head_logits;   // [rows, V]
+  std::vector<KvCache*> cache;       // [M] the row cache of each token
+  std::vector<int64_t> pos;          // [M] absolute position (= cache slot)
+  std::vector<int32_t> ids;          // [M]
+  std::vector<int32_t> h;            // [M, H] residual
+  std::vector<int64_t> k_res;        // [M]
+  std::vector<int8_t> x8;            // [M, max(H, Q*d, I)]
+  std::vector<int64_t> xm, xk;       // [M]
+  std::vector<int32_t> pq, pk, pv;   // [M, Q*d], [M, KV*d], [M, KV*d]
+  std::vector<int8_t> q8;            // [M, Q, d]
+  std::vector<int64_t> qm, qk;       // [M, Q]
+  std::vector<int64_t> ctx;          // [M, Q*d]
+  std::vector<int32_t> po;           // [M, H] (o and down outputs)
+  std::vector<int32_t> pg, pu;       // [M, I]
+  std::vector<int8_t> head_x8;       // [rows, H] the last token of each row, for the LM head
+  std::vector<int32_t> head_logits;  // [rows, V]
   std::vector<ThreadScratch> scratch;
 };
 
@@ -176,8 +176,8 @@ void IntQwen3::NormQuant(const std::vector<int64_t>* smooth_m, int64_t smooth_k,
       } else {
         std::copy_n(s.y32.data(), hid, s.y64.data());
       }
-      const Dyadic q = ops_.QuantI8(s.y64.data(), hid, 1, kNormOutFracBits + smooth_k,
-                                    x8 + t * hid, &s.wraps);
+      const Dyadic q =
+          ops_.QuantI8(s.y64.data(), hid, 1, kNormOutFracBits + smooth_k, x8 + t * hid, &s.wraps);
       xm[t] = q.m;
       xk[t] = q.k;
       if (trace) {
@@ -232,9 +232,9 @@ void IntQwen3::Forward(std::span<ForwardRow> rows, TraceSink* trace) {
   backend_.ParallelFor(tokens, [&](int64_t begin, int64_t end, int) {
     for (int64_t t = begin; t < end; ++t) {
       const auto id = Sz(ws.ids[Sz(t)]);
-      ws.k_res[Sz(t)] = ResidualFromDelta(w_.embed_e8 + static_cast<int64_t>(id) * c.hidden,
-                                          c.hidden, w_.embed_m[id], w_.embed_k[id],
-                                          ws.h.data() + t * c.hidden);
+      ws.k_res[Sz(t)] =
+          ResidualFromDelta(w_.embed_e8 + static_cast<int64_t>(id) * c.hidden, c.hidden,
+                            w_.embed_m[id], w_.embed_k[id], ws.h.data() + t * c.hidden);
     }
   });
   if (trace) {
@@ -261,14 +261,17 @@ void IntQwen3::Forward(std::span<ForwardRow> rows, TraceSink* trace) {
         std::copy_n(r.all_logits + (r.n_tokens - 1) * c.vocab, c.vocab, r.last_logits);
       }
     } else if (r.last_logits) {
-      std::copy_n(x8 + (r.n_tokens - 1) * c.hidden, c.hidden, ws.head_x8.data() + gathered * c.hidden);
+      std::copy_n(x8 + (r.n_tokens - 1) * c.hidden, c.hidden,
+                  ws.head_x8.data() + gathered * c.hidden);
       ++gathered;
     }
     t0 += r.n_tokens;
   }
   if (gathered == 1) {  // straight into the row's buffer
     for (ForwardRow& r : rows) {
-      if (!r.all_logits && r.last_logits) backend_.MatmulI8(ws.head_x8.data(), 1, *head_, r.last_logits);
+      if (!r.all_logits && r.last_logits) {
+        backend_.MatmulI8(ws.head_x8.data(), 1, *head_, r.last_logits);
+      }
     }
   } else if (gathered > 1) {
     backend_.MatmulI8(ws.head_x8.data(), gathered, *head_, ws.head_logits.data());
@@ -297,9 +300,9 @@ void IntQwen3::AttentionBlock(int64_t layer, TraceSink* trace) {
   const std::string pre = LayerPrefix(layer, ".attn.", trace);
 
   NormQuant(&L.as_m, L.as_k, ws.x8.data(), ws.xm.data(), ws.xk.data(), pre, trace);
-  backend_.MatmulI8(ws.x8.data(), M, *P.q, ws.pq.data());
-  backend_.MatmulI8(ws.x8.data(), M, *P.k, ws.pk.data());
-  backend_.MatmulI8(ws.x8.data(), M, *P.v, ws.pv.data());
+  const PackedWeight* const qkv[] = {P.q.get(), P.k.get(), P.v.get()};
+  int32_t* const qkv_out[] = {ws.pq.data(), ws.pk.data(), ws.pv.data()};
+  backend_.MatmulI8Fused(ws.x8.data(), M, qkv, qkv_out);
   QkvHeads(layer, trace);
   Attention(layer, trace);
 
@@ -313,9 +316,9 @@ void IntQwen3::AttentionBlock(int64_t layer, TraceSink* trace) {
       const int64_t* ctx = ws.ctx.data() + t * qd;
       ops_.MulColumns(ctx, L.os_m.data(), qd, s.y64.data());
       if (trace) std::copy_n(s.y64.data(), qd, tr_oin.begin() + t * qd);
-      const Dyadic a = ops_.RequantI8RowColumn(s.y64.data(), L.attn_out_col_m.data(), qd, 1,
-                                               L.os_k, L.attn_out_col_k, s.s64.data(),
-                                               a8 + t * qd, &s.wraps);
+      const Dyadic a =
+          ops_.RequantI8RowColumn(s.y64.data(), L.attn_out_col_m.data(), qd, 1, L.os_k,
+                                  L.attn_out_col_k, s.s64.data(), a8 + t * qd, &s.wraps);
       ws.xm[Sz(t)] = a.m;
       ws.xk[Sz(t)] = a.k;
     }
@@ -338,15 +341,15 @@ void IntQwen3::AttentionBlock(int64_t layer, TraceSink* trace) {
   backend_.ParallelFor(M, [&](int64_t begin, int64_t end, int thread) {
     ThreadScratch& s = ws.scratch[Sz(thread)];
     for (int64_t t = begin; t < end; ++t) {
-      const int64_t sh = ops_.RequantI32(ws.po.data() + t * hid, L.o.m.data(), hid, 20,
-                                         s.y32.data());
+      const int64_t sh =
+          ops_.RequantI32(ws.po.data() + t * hid, L.o.m.data(), hid, 20, s.y32.data());
       const int64_t dk = ws.xk[Sz(t)] + L.o.k - sh;
       if (trace) {
         std::copy_n(s.y32.data(), hid, tr_delta.begin() + t * hid);
         tr_dk[Sz(t)] = dk;
       }
-      ws.k_res[Sz(t)] = ops_.AddResidual(ws.h.data() + t * hid, hid, ws.k_res[Sz(t)],
-                                         s.y32.data(), ws.xm[Sz(t)], dk);
+      ws.k_res[Sz(t)] = ops_.AddResidual(ws.h.data() + t * hid, hid, ws.k_res[Sz(t)], s.y32.data(),
+                                         ws.xm[Sz(t)], dk);
     }
   });
   if (trace) {
@@ -470,10 +473,9 @@ void IntQwen3::Attention(int64_t layer, TraceSink* trace) {
       const int64_t sm_raw = WrapMul(ws.qm[Sz(th)], L.ks_m[Sz(kvh)]);
       const int64_t sk_raw = WrapAdd(ws.qk[Sz(th)], L.ks_k[Sz(kvh)]);
       const Dyadic sm = NormScale(sm_raw, sk_raw);
-      const int64_t tpos = ops_.Attend(ws.q8.data() + t * qd + h * d,
-                                       ws.cache[Sz(t)]->view(layer, kvh), n_slots, sm,
-                                       s.scores.data(), s.exps.data(), s.probs.data(),
-                                       ws.ctx.data() + t * qd + h * d);
+      const int64_t tpos = ops_.Attend(
+          ws.q8.data() + t * qd + h * d, ws.cache[Sz(t)]->view(layer, kvh), n_slots, sm,
+          s.scores.data(), s.exps.data(), s.probs.data(), ws.ctx.data() + t * qd + h * d);
       if (trace) {
         tr_smraw[Sz(th)] = sm_raw;
         tr_skraw[Sz(th)] = sk_raw;
@@ -504,8 +506,9 @@ void IntQwen3::MlpBlock(int64_t layer, TraceSink* trace) {
   const std::string pre = LayerPrefix(layer, ".mlp.", trace);
 
   NormQuant(&L.ms_m, L.ms_k, ws.x8.data(), ws.xm.data(), ws.xk.data(), pre, trace);
-  backend_.MatmulI8(ws.x8.data(), M, *P.gate, ws.pg.data());
-  backend_.MatmulI8(ws.x8.data(), M, *P.up, ws.pu.data());
+  const PackedWeight* const gate_up[] = {P.gate.get(), P.up.get()};
+  int32_t* const gate_up_out[] = {ws.pg.data(), ws.pu.data()};
+  backend_.MatmulI8Fused(ws.x8.data(), M, gate_up, gate_up_out);
   if (trace) {
     trace->Record(pre + "Pg", {M, inter}, Widen(ws.pg.data(), M * inter));
     trace->Record(pre + "Pu", {M, inter}, Widen(ws.pu.data(), M * inter));
@@ -540,8 +543,8 @@ void IntQwen3::MlpBlock(int64_t layer, TraceSink* trace) {
         tr_swm[Sz(t)] = sw_m;
         tr_swk[Sz(t)] = sw_k;
       }
-      const Dyadic q = ops_.QuantI8(s.y64.data(), inter, sw_m, sw_k + L.ds_k, dx8 + t * inter,
-                                    &s.wraps);
+      const Dyadic q =
+          ops_.QuantI8(s.y64.data(), inter, sw_m, sw_k + L.ds_k, dx8 + t * inter, &s.wraps);
       ws.xm[Sz(t)] = q.m;
       ws.xk[Sz(t)] = q.k;
     }
@@ -571,15 +574,15 @@ void IntQwen3::MlpBlock(int64_t layer, TraceSink* trace) {
   backend_.ParallelFor(M, [&](int64_t begin, int64_t end, int thread) {
     ThreadScratch& s = ws.scratch[Sz(thread)];
     for (int64_t t = begin; t < end; ++t) {
-      const int64_t sh = ops_.RequantI32(ws.po.data() + t * hid, L.down.m.data(), hid, 20,
-                                         s.y32.data());
+      const int64_t sh =
+          ops_.RequantI32(ws.po.data() + t * hid, L.down.m.data(), hid, 20, s.y32.data());
       const int64_t dk = ws.xk[Sz(t)] + L.down.k - sh;
       if (trace) {
         std::copy_n(s.y32.data(), hid, tr_delta.begin() + t * hid);
         tr_dk[Sz(t)] = dk;
       }
-      ws.k_res[Sz(t)] = ops_.AddResidual(ws.h.data() + t * hid, hid, ws.k_res[Sz(t)],
-                                         s.y32.data(), ws.xm[Sz(t)], dk);
+      ws.k_res[Sz(t)] = ops_.AddResidual(ws.h.data() + t * hid, hid, ws.k_res[Sz(t)], s.y32.data(),
+                                         ws.xm[Sz(t)], dk);
     }
   });
   if (trace) {

@@ -11,7 +11,7 @@
 namespace dv {
 namespace {
 
-// All seven weight matrices of one layer, several layers' worth, so that the working set
+// All seven weight matrices of one layer, as many layers as the model has, so that the working set
 // (>= 64 MiB) never fits a cache: every call streams from memory as a decode step does.
 void BM_MatmulI8Layers(benchmark::State& state) {
   const int64_t m = state.range(0);
@@ -27,7 +27,7 @@ void BM_MatmulI8Layers(benchmark::State& state) {
   };
   const Shape layer[] = {{1024, 2048}, {1024, 1024}, {1024, 1024}, {2048, 1024},
                          {1024, 3072}, {1024, 3072}, {3072, 1024}};
-  constexpr int kLayers = 6;
+  constexpr int kLayers = 28;  // the whole model: no cache can hold it
   std::vector<int8_t> source(3072 * 3072, 3);
   std::vector<std::unique_ptr<PackedWeight>> weights;
   int64_t bytes = 0, macs = 0;
@@ -45,11 +45,12 @@ void BM_MatmulI8Layers(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(state.iterations() * bytes);
-  state.counters["MAC/s"] = benchmark::Counter(static_cast<double>(macs), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["MAC/s"] =
+      benchmark::Counter(static_cast<double>(macs), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void MatmulArgs(benchmark::internal::Benchmark* b) {
-  for (int isa : {0, 1, 2}) {
+  for (int isa : {0, 1, 2, 3}) {  // CpuIsa: scalar, neon, avx2, avx512vnni
     for (int threads : {1, 2}) {
       for (int m : {1, 4, 8, 64}) b->Args({m, threads, isa});
     }
@@ -57,6 +58,21 @@ void MatmulArgs(benchmark::internal::Benchmark* b) {
   b->ArgNames({"m", "threads", "isa"})->UseRealTime();
 }
 BENCHMARK(BM_MatmulI8Layers)->Apply(MatmulArgs);
+
+// The same bytes read without arithmetic (the bandwidth probe of `detverify bench`): the ceiling
+// BM_MatmulI8Layers at m = 1 is measured against.
+void BM_StreamRead(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  auto backend = MakeCpuBackend({threads, BestCpuIsa(), true});
+  int64_t bytes = 0;
+  for (auto _ : state) {
+    const ReadBandwidthSample s = backend->MeasureReadBandwidth(int64_t{256} << 20, 1, true);
+    state.SetIterationTime(static_cast<double>(s.best_ns) * 1e-9);
+    bytes += s.bytes;
+  }
+  state.SetBytesProcessed(bytes);
+}
+BENCHMARK(BM_StreamRead)->Arg(1)->Arg(2)->ArgName("threads")->UseManualTime();
 
 }  // namespace
 }  // namespace dv

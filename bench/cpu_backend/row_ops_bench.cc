@@ -19,14 +19,15 @@ std::unique_ptr<RowOps> OpsFor(int64_t which) {
 }
 
 void RowOpsArgs(benchmark::internal::Benchmark* b) {
-  b->Arg(-1)->Arg(0)->Arg(2)->ArgName("ops");  // plain, cpu scalar, cpu avx512vnni
+  b->Arg(-1)->Arg(0)->Arg(3)->ArgName("ops");  // plain RowOps, CpuRowOps scalar, avx512vnni
 }
 
 void BM_RowOpsQuantI8(benchmark::State& state) {
   auto ops = OpsFor(state.range(0));
   if (!ops) return state.SkipWithError("ISA level not supported here");
   std::vector<int64_t> x(3072);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int64_t>((i * 2654435761u) % 200000) - 100000;
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<int64_t>((i * 2654435761u) % 200000) - 100000;
   std::vector<int8_t> y(x.size());
   for (auto _ : state) {
     benchmark::DoNotOptimize(ops->QuantI8(x.data(), 3072, 1, 20, y.data(), nullptr));
@@ -39,7 +40,8 @@ void BM_RowOpsRmsNorm(benchmark::State& state) {
   auto ops = OpsFor(state.range(0));
   if (!ops) return state.SkipWithError("ISA level not supported here");
   std::vector<int32_t> x(1024), y(1024);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int32_t>((i * 2654435761u) % (1u << 29)) - (1 << 28);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<int32_t>((i * 2654435761u) % (1u << 29)) - (1 << 28);
   for (auto _ : state) {
     ops->RmsNorm(x.data(), 1024, y.data());
     benchmark::DoNotOptimize(y.data());

@@ -82,7 +82,8 @@ void ContextAvx2(const int32_t* p, const int8_t* v, int64_t n_slots, int64_t d, 
   }
 }
 
-constexpr AttentionI8Kernel kAvx2Kernel{CpuIsa::kAvx2, &ScoresAvx2, &ContextAvx2};
+constexpr AttentionI8Kernel kAvx2Kernel = {
+    .isa = CpuIsa::kAvx2, .scores = &ScoresAvx2, .context = &ContextAvx2};
 
 }  // namespace
 

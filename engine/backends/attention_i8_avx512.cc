@@ -26,8 +26,7 @@ inline __mmask16 SlotMask(int64_t count) {
   return static_cast<__mmask16>(count >= 16 ? 0xFFFFu : (1u << count) - 1u);
 }
 
-void ScoresAvx512(const int8_t* q8, const int8_t* k, int64_t n_slots, int64_t d4,
-                  int32_t* scores) {
+void ScoresAvx512(const int8_t* q8, const int8_t* k, int64_t n_slots, int64_t d4, int32_t* scores) {
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   const int64_t groups = d4 / 4;
   int32_t q_sum = 0;
@@ -45,7 +44,8 @@ void ScoresAvx512(const int8_t* q8, const int8_t* k, int64_t n_slots, int64_t d4
       a0 = _mm512_dpbusd_epi32(a0, _mm512_xor_si512(_mm512_loadu_si512(k0 + 64 * g), flip), q);
       a1 = _mm512_dpbusd_epi32(a1, _mm512_xor_si512(_mm512_loadu_si512(k1 + 64 * g), flip), q);
     }
-    _mm512_mask_storeu_epi32(scores + b * 16, SlotMask(n_slots - b * 16), _mm512_sub_epi32(a0, corr));
+    _mm512_mask_storeu_epi32(scores + b * 16, SlotMask(n_slots - b * 16),
+                             _mm512_sub_epi32(a0, corr));
     _mm512_mask_storeu_epi32(scores + b * 16 + 16, SlotMask(n_slots - b * 16 - 16),
                              _mm512_sub_epi32(a1, corr));
   }
@@ -69,8 +69,7 @@ void ScoresAvx512(const int8_t* q8, const int8_t* k, int64_t n_slots, int64_t d4
 }
 
 // Splits p[4g .. 4g+3] (zero past n_slots) into the byte quadruples lo and hi.
-inline void SplitProbs(const int32_t* p, int64_t first, int64_t n_slots, int32_t* lo,
-                       int32_t* hi) {
+inline void SplitProbs(const int32_t* p, int64_t first, int64_t n_slots, int32_t* lo, int32_t* hi) {
   __m128i v;
   if (first + 4 <= n_slots) {
     v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + first));
@@ -97,8 +96,8 @@ void ContextBlocks(const int32_t* p, const int8_t* v, int64_t n_slots, int64_t d
     const int8_t* vg = v + first * d4 + 4 * j0;
 #pragma GCC unroll 8
     for (size_t i = 0; i < kB; ++i) {
-      const __m512i vv = i + 1 < kB ? _mm512_loadu_si512(vg + 64 * i)
-                                    : _mm512_maskz_loadu_epi8(last, vg + 64 * i);
+      const __m512i vv =
+          i + 1 < kB ? _mm512_loadu_si512(vg + 64 * i) : _mm512_maskz_loadu_epi8(last, vg + 64 * i);
       lo_acc[i] = _mm512_dpbusd_epi32(lo_acc[i], lo, vv);
       hi_acc[i] = _mm512_dpbusd_epi32(hi_acc[i], hi, vv);
     }
@@ -125,19 +124,36 @@ void ContextAvx512(const int32_t* p, const int8_t* v, int64_t n_slots, int64_t d
     const int64_t tail_bytes = 4 * (chans - 16 * (blocks - 1));  // 16..64
     const __mmask64 last = tail_bytes >= 64 ? ~__mmask64{0} : (__mmask64{1} << tail_bytes) - 1;
     switch (blocks) {
-      case 1: ContextBlocks<1>(p, v, n_slots, d4, j0, last, ctx, d); break;
-      case 2: ContextBlocks<2>(p, v, n_slots, d4, j0, last, ctx, d); break;
-      case 3: ContextBlocks<3>(p, v, n_slots, d4, j0, last, ctx, d); break;
-      case 4: ContextBlocks<4>(p, v, n_slots, d4, j0, last, ctx, d); break;
-      case 5: ContextBlocks<5>(p, v, n_slots, d4, j0, last, ctx, d); break;
-      case 6: ContextBlocks<6>(p, v, n_slots, d4, j0, last, ctx, d); break;
-      case 7: ContextBlocks<7>(p, v, n_slots, d4, j0, last, ctx, d); break;
-      default: ContextBlocks<8>(p, v, n_slots, d4, j0, last, ctx, d); break;
+      case 1:
+        ContextBlocks<1>(p, v, n_slots, d4, j0, last, ctx, d);
+        break;
+      case 2:
+        ContextBlocks<2>(p, v, n_slots, d4, j0, last, ctx, d);
+        break;
+      case 3:
+        ContextBlocks<3>(p, v, n_slots, d4, j0, last, ctx, d);
+        break;
+      case 4:
+        ContextBlocks<4>(p, v, n_slots, d4, j0, last, ctx, d);
+        break;
+      case 5:
+        ContextBlocks<5>(p, v, n_slots, d4, j0, last, ctx, d);
+        break;
+      case 6:
+        ContextBlocks<6>(p, v, n_slots, d4, j0, last, ctx, d);
+        break;
+      case 7:
+        ContextBlocks<7>(p, v, n_slots, d4, j0, last, ctx, d);
+        break;
+      default:
+        ContextBlocks<8>(p, v, n_slots, d4, j0, last, ctx, d);
+        break;
     }
   }
 }
 
-constexpr AttentionI8Kernel kAvx512Kernel{CpuIsa::kAvx512Vnni, &ScoresAvx512, &ContextAvx512};
+constexpr AttentionI8Kernel kAvx512Kernel = {
+    .isa = CpuIsa::kAvx512Vnni, .scores = &ScoresAvx512, .context = &ContextAvx512};
 
 }  // namespace
 

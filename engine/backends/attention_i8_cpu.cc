@@ -12,11 +12,14 @@ const AttentionI8Kernel& AttentionI8KernelFor(CpuIsa isa) {
     case CpuIsa::kNeon:  // the portable loops; the compiler vectorizes them with NEON
       return *AttentionI8KernelScalar();
 #if defined(DV_CPU_X86_KERNELS)
-    case CpuIsa::kAvx2: return *AttentionI8KernelAvx2();
-    case CpuIsa::kAvx512Vnni: return *AttentionI8KernelAvx512Vnni();
+    case CpuIsa::kAvx2:
+      return *AttentionI8KernelAvx2();
+    case CpuIsa::kAvx512Vnni:
+      return *AttentionI8KernelAvx512Vnni();
 #else
     case CpuIsa::kAvx2:
-    case CpuIsa::kAvx512Vnni: break;
+    case CpuIsa::kAvx512Vnni:
+      break;
 #endif
   }
   throw std::invalid_argument("this build has no attention kernel for ISA level '" +

@@ -6,8 +6,7 @@
 namespace dv {
 namespace {
 
-void ScoresScalar(const int8_t* q8, const int8_t* k, int64_t n_slots, int64_t d4,
-                  int32_t* scores) {
+void ScoresScalar(const int8_t* q8, const int8_t* k, int64_t n_slots, int64_t d4, int32_t* scores) {
   for (int64_t block = 0; block * 16 < n_slots; ++block) {
     const int8_t* kb = k + block * 16 * d4;
     int32_t acc[16] = {};
@@ -15,8 +14,8 @@ void ScoresScalar(const int8_t* q8, const int8_t* k, int64_t n_slots, int64_t d4
       const int8_t* kg = kb + g * 64;
       const int8_t* q = q8 + 4 * g;
       for (int64_t s = 0; s < 16; ++s) {
-        acc[s] += q[0] * kg[4 * s] + q[1] * kg[4 * s + 1] + q[2] * kg[4 * s + 2] +
-                  q[3] * kg[4 * s + 3];
+        acc[s] +=
+            q[0] * kg[4 * s] + q[1] * kg[4 * s + 1] + q[2] * kg[4 * s + 2] + q[3] * kg[4 * s + 3];
       }
     }
     const int64_t first = block * 16;
@@ -33,13 +32,14 @@ void ContextScalar(const int32_t* p, const int8_t* v, int64_t n_slots, int64_t d
     for (int64_t i = 0; i < 4 && group * 4 + i < n_slots; ++i) p4[i] = p[group * 4 + i];
     const int8_t* vg = v + group * 4 * d4;
     for (int64_t j = 0; j < d; ++j) {
-      ctx[j] += p4[0] * vg[4 * j] + p4[1] * vg[4 * j + 1] + p4[2] * vg[4 * j + 2] +
-                p4[3] * vg[4 * j + 3];
+      ctx[j] +=
+          p4[0] * vg[4 * j] + p4[1] * vg[4 * j + 1] + p4[2] * vg[4 * j + 2] + p4[3] * vg[4 * j + 3];
     }
   }
 }
 
-constexpr AttentionI8Kernel kScalarKernel{CpuIsa::kScalar, &ScoresScalar, &ContextScalar};
+constexpr AttentionI8Kernel kScalarKernel = {
+    .isa = CpuIsa::kScalar, .scores = &ScoresScalar, .context = &ContextScalar};
 
 }  // namespace
 

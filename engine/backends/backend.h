@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -57,6 +58,14 @@ class Backend {
 
   // c[m, n] = a[m, k] * W, exact int32 (callers guarantee k * 127^2 < 2^31).
   virtual void MatmulI8(const int8_t* a, int64_t m, const PackedWeight& w, int32_t* c) = 0;
+
+  // c[i] = a * w[i] for each i: weights that share their input and inner dimension (q, k and v;
+  // gate and up). One call lets a backend stream them as one matrix; the default is one
+  // MatmulI8 each.
+  virtual void MatmulI8Fused(const int8_t* a, int64_t m, std::span<const PackedWeight* const> w,
+                             std::span<int32_t* const> c) {
+    for (size_t i = 0; i < w.size(); ++i) MatmulI8(a, m, *w[i], c[i]);
+  }
 
   // Calls body(begin, end, thread) over disjoint ranges covering [0, n). Bodies must write
   // disjoint outputs; results must not depend on how the range is split. Bodies must not throw

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <span>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -17,7 +19,7 @@
 namespace dv {
 namespace {
 
-constexpr int64_t kChunksPerThread = 4;
+constexpr int64_t kSmallChunksPerThread = 3;  // ParallelFor's balancing tail
 
 // Packed panels live in the backend's arena; the shared_ptr keeps the arena alive as long as
 // any packed weight does, whichever is destroyed first.
@@ -27,6 +29,9 @@ class CpuPackedWeight final : public PackedWeight {
   const uint8_t* panels = nullptr;
   int64_t panel_count = 0;
 };
+
+// Products fused into one parallel region at most (q, k, v is three).
+constexpr size_t kMaxFused = 4;
 
 class CpuBackendImpl final : public CpuBackend {
  public:
@@ -68,7 +73,8 @@ class CpuBackendImpl final : public CpuBackend {
         sink.fetch_add(sum, std::memory_order_relaxed);
       });
       const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::steady_clock::now() - t0).count();
+                          std::chrono::steady_clock::now() - t0)
+                          .count();
       if (r > 0 && (out.best_ns == 0 || ns < out.best_ns)) out.best_ns = ns;
     }
     out.bytes = pages / 16 * 65536;
@@ -81,7 +87,8 @@ class CpuBackendImpl final : public CpuBackend {
     w->n = n;
     w->arena = arena_;
     w->panel_count = MatmulI8Panels(n, kernel_);
-    uint8_t* out = arena_->Allocate(w->panel_count * MatmulI8PanelBytes(k, kernel_));
+    const int64_t bytes = w->panel_count * MatmulI8PanelBytes(k, kernel_);
+    uint8_t* out = arena_->Allocate(bytes);
     ParallelFor(w->panel_count, [&](int64_t begin, int64_t end, int) {
       PackWeightPanelsI8(w8t, k, n, kernel_, begin, end, out);
     });
@@ -90,39 +97,59 @@ class CpuBackendImpl final : public CpuBackend {
   }
 
   void MatmulI8(const int8_t* a, int64_t m, const PackedWeight& w, int32_t* c) override {
-    const auto& pw = static_cast<const CpuPackedWeight&>(w);
-    MatmulI8Args args;
-    args.a = a;
-    args.m = m;
-    args.k = w.k;
-    args.lda = (w.k + 3) / 4 * 4;
-    args.panels = pw.panels;
-    args.n = w.n;
-    args.c = c;
-    if (args.lda != w.k) {  // kernels read whole groups of 4: pad rows with zeros
-      const auto bytes = static_cast<size_t>(m * args.lda);
-      if (padded_a_.size() < bytes) padded_a_.resize(bytes);
-      for (int64_t i = 0; i < m; ++i) {
-        int8_t* row = padded_a_.data() + i * args.lda;
-        std::memcpy(row, a + i * w.k, static_cast<size_t>(w.k));
-        std::memset(row + w.k, 0, static_cast<size_t>(args.lda - w.k));
-      }
-      args.a = padded_a_.data();
+    const PackedWeight* const ws[] = {&w};
+    int32_t* const cs[] = {c};
+    MatmulI8Fused(a, m, ws, cs);
+  }
+
+  // One parallel region over the panels of every weight: weights packed one after the other
+  // (q, k, v) are read as one contiguous stream.
+  void MatmulI8Fused(const int8_t* a, int64_t m, std::span<const PackedWeight* const> w,
+                     std::span<int32_t* const> c) override {
+    if (w.empty()) return;
+    if (w.size() > kMaxFused) {
+      Backend::MatmulI8Fused(a, m, w, c);
+      return;
     }
+    const int64_t k = w[0]->k;
+    MatmulI8Args args[kMaxFused];
+    int64_t first_panel[kMaxFused + 1] = {0};
+    const int8_t* a_rows = PadRows(a, m, k);
+    const int64_t lda = (k + 3) / 4 * 4;
     if (kernel_.offset_weights) {
       if (row_sums_.size() < static_cast<size_t>(m)) row_sums_.resize(static_cast<size_t>(m));
-      kernel_.row_sums(args.a, m, args.lda, row_sums_.data());
-      args.row_sums = row_sums_.data();
+      kernel_.row_sums(a_rows, m, lda, row_sums_.data());
     }
-    ParallelFor(pw.panel_count, [&](int64_t begin, int64_t end, int) {
-      kernel_.matmul(args, begin, end);
+    for (size_t i = 0; i < w.size(); ++i) {
+      const auto& pw = static_cast<const CpuPackedWeight&>(*w[i]);
+      if (pw.k != k)
+        throw std::invalid_argument("MatmulI8Fused: weights of different inner dimensions");
+      args[i].a = a_rows;
+      args[i].m = m;
+      args[i].k = k;
+      args[i].lda = lda;
+      args[i].panels = pw.panels;
+      args[i].n = pw.n;
+      args[i].row_sums = kernel_.offset_weights ? row_sums_.data() : nullptr;
+      args[i].c = c[i];
+      first_panel[i + 1] = first_panel[i] + pw.panel_count;
+    }
+    const size_t count = w.size();
+    ParallelFor(first_panel[count], [&](int64_t begin, int64_t end, int) {
+      for (size_t i = 0; i < count; ++i) {
+        const int64_t lo = begin > first_panel[i] ? begin : first_panel[i];
+        const int64_t hi = end < first_panel[i + 1] ? end : first_panel[i + 1];
+        if (lo < hi) kernel_.matmul(args[i], lo - first_panel[i], hi - first_panel[i]);
+      }
     });
   }
 
-  // The range is cut into a few chunks per thread, claimed in order from an atomic counter by
-  // the caller and whichever workers join (cpu_thread_pool.h): a thread that is descheduled (a
-  // shared machine) or slower leaves its chunks to the others. Each chunk is a contiguous range,
-  // so a GEMM still streams its panels front to back.
+  // The range is cut into chunks claimed in order from an atomic counter by the caller and
+  // whichever workers join (cpu_thread_pool.h): the first `threads` chunks share 3/4 of the
+  // range, so each thread streams one long contiguous piece of a GEMM's panels (hardware
+  // prefetchers like long streams), and the last quarter comes in small chunks that balance the
+  // finish. A thread that is descheduled (a shared machine) or slower leaves its chunks to the
+  // others; the caller alone takes every chunk when no worker joins in time.
   void ParallelFor(int64_t n, RangeFn body) override {
     if (n <= 0) return;
     const int64_t threads = pool_.size();
@@ -130,21 +157,29 @@ class CpuBackendImpl final : public CpuBackend {
       body(0, n, 0);
       return;
     }
-    const int64_t chunks = n < threads * kChunksPerThread ? n : threads * kChunksPerThread;
     struct Job {
       RangeFn* body;
-      int64_t n, chunks;
+      int64_t n, threads, small_chunks, long_part;
       alignas(64) std::atomic<int64_t> next{0};
+      // Start of chunk c: long chunks [0, threads), then small ones.
+      int64_t Bound(int64_t c) const {
+        return c <= threads ? long_part * c / threads
+                            : long_part + (n - long_part) * (c - threads) / small_chunks;
+      }
     } job;
     job.body = &body;
     job.n = n;
-    job.chunks = chunks;
+    job.threads = threads;
+    job.small_chunks = kSmallChunksPerThread * threads;
+    job.long_part = n * 3 / 4;
     pool_.Run(
         [](void* ctx, int thread) {
           Job& j = *static_cast<Job*>(ctx);
-          for (int64_t i = j.next.fetch_add(1, std::memory_order_relaxed); i < j.chunks;
+          const int64_t chunks = j.threads + j.small_chunks;
+          for (int64_t i = j.next.fetch_add(1, std::memory_order_relaxed); i < chunks;
                i = j.next.fetch_add(1, std::memory_order_relaxed)) {
-            (*j.body)(j.n * i / j.chunks, j.n * (i + 1) / j.chunks, thread);
+            const int64_t begin = j.Bound(i), end = j.Bound(i + 1);
+            if (begin < end) (*j.body)(begin, end, thread);
           }
         },
         &job);
@@ -156,8 +191,23 @@ class CpuBackendImpl final : public CpuBackend {
   CpuRowOps row_ops_;
   CpuThreadPool pool_;
   std::shared_ptr<CpuWeightArena> arena_;
-  std::vector<int32_t> row_sums_;   // per GEMM call, grown once
-  std::vector<int8_t> padded_a_;    // activations with rows padded to 4 bytes (k % 4 != 0 only)
+  // a itself when k is a multiple of 4, else a copy with rows padded to 4 bytes of zeros (the
+  // kernels read whole groups of 4).
+  const int8_t* PadRows(const int8_t* a, int64_t m, int64_t k) {
+    const int64_t lda = (k + 3) / 4 * 4;
+    if (lda == k) return a;
+    const auto bytes = static_cast<size_t>(m * lda);
+    if (padded_a_.size() < bytes) padded_a_.resize(bytes);
+    for (int64_t i = 0; i < m; ++i) {
+      int8_t* row = padded_a_.data() + i * lda;
+      std::memcpy(row, a + i * k, static_cast<size_t>(k));
+      std::memset(row + k, 0, static_cast<size_t>(lda - k));
+    }
+    return padded_a_.data();
+  }
+
+  std::vector<int32_t> row_sums_;  // per GEMM call, grown once
+  std::vector<int8_t> padded_a_;   // activations with rows padded to 4 bytes (k % 4 != 0 only)
 };
 
 }  // namespace

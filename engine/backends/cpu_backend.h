@@ -13,9 +13,9 @@
 namespace dv {
 
 struct CpuBackendOptions {
-  int threads = 0;                // 0: every CPU this process may run on
-  std::optional<CpuIsa> isa;      // unset: CpuIsaFromEnvironment() (DETVERIFY_CPU_ISA or best)
-  bool huge_pages = true;         // advise MADV_HUGEPAGE for the packed weights
+  int threads = 0;            // 0: every CPU this process may run on
+  std::optional<CpuIsa> isa;  // unset: CpuIsaFromEnvironment() (DETVERIFY_CPU_ISA or best)
+  bool huge_pages = true;     // advise MADV_HUGEPAGE for the packed weights
 };
 
 // One memory-read bandwidth measurement (integers only: the caller turns them into GB/s).
@@ -32,8 +32,7 @@ class CpuBackend : public Backend {
   // Reads a `bytes`-sized buffer (anonymous memory, huge pages advised when `huge_pages`) with
   // every thread of the pool and the GEMV's loads, `repeats` times after one warm-up pass, and
   // reports the fastest pass: the bandwidth the weight stream of a decode step can reach.
-  virtual ReadBandwidthSample MeasureReadBandwidth(int64_t bytes, int repeats,
-                                                   bool huge_pages) = 0;
+  virtual ReadBandwidthSample MeasureReadBandwidth(int64_t bytes, int repeats, bool huge_pages) = 0;
   virtual CpuIsa isa() const = 0;
   // Bytes of packed (re-laid-out) weights held by this backend.
   virtual int64_t packed_weight_bytes() const = 0;

@@ -50,8 +50,8 @@ class RowDivisor {
   int64_t RoundHalfAwayDiv(int64_t a) const {
     const auto d = static_cast<int64_t>(p_.divisor);
     const int64_t num = WrapAdd(WrapAbs(a), d >> 1);  // FloorDiv(d, 2) == d >> 1 for d >= 1
-    const int64_t q = num >= 0 ? static_cast<int64_t>(Quotient(static_cast<uint64_t>(num)))
-                               : FloorDiv(num, d);
+    const int64_t q =
+        num >= 0 ? static_cast<int64_t>(Quotient(static_cast<uint64_t>(num))) : FloorDiv(num, d);
     return a < 0 ? WrapNeg(q) : q;
   }
 

@@ -21,10 +21,14 @@ std::string SupportedList() {
 
 std::string_view CpuIsaName(CpuIsa isa) {
   switch (isa) {
-    case CpuIsa::kScalar: return "scalar";
-    case CpuIsa::kNeon: return "neon";
-    case CpuIsa::kAvx2: return "avx2";
-    case CpuIsa::kAvx512Vnni: return "avx512vnni";
+    case CpuIsa::kScalar:
+      return "scalar";
+    case CpuIsa::kNeon:
+      return "neon";
+    case CpuIsa::kAvx2:
+      return "avx2";
+    case CpuIsa::kAvx512Vnni:
+      return "avx512vnni";
   }
   return "unknown";
 }
@@ -39,22 +43,28 @@ CpuIsa ParseCpuIsa(std::string_view name) {
 
 bool CpuSupports(CpuIsa isa) {
   switch (isa) {
-    case CpuIsa::kScalar: return true;
+    case CpuIsa::kScalar:
+      return true;
 #if defined(__aarch64__)
-    case CpuIsa::kNeon: return true;  // Advanced SIMD is part of the AArch64 base ABI
+    case CpuIsa::kNeon:
+      return true;  // Advanced SIMD is part of the AArch64 base ABI
 #else
-    case CpuIsa::kNeon: return false;
+    case CpuIsa::kNeon:
+      return false;
 #endif
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     // __builtin_cpu_supports reads CPUID and, for AVX and AVX-512, the XCR0 bits that say the OS
     // saves the wide registers.
-    case CpuIsa::kAvx2: return __builtin_cpu_supports("avx2");
+    case CpuIsa::kAvx2:
+      return __builtin_cpu_supports("avx2");
     case CpuIsa::kAvx512Vnni:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
 #else
-    case CpuIsa::kAvx2: return false;
-    case CpuIsa::kAvx512Vnni: return false;
+    case CpuIsa::kAvx2:
+      return false;
+    case CpuIsa::kAvx512Vnni:
+      return false;
 #endif
   }
   return false;
@@ -73,8 +83,8 @@ CpuIsa BestCpuIsa() { return SupportedCpuIsas().back(); }
 void RequireCpuIsa(CpuIsa isa) {
   if (!CpuSupports(isa)) {
     throw std::invalid_argument("this CPU cannot run the cpu backend at ISA level '" +
-                                std::string(CpuIsaName(isa)) + "' (CPUID offers: " +
-                                SupportedList() + ")");
+                                std::string(CpuIsaName(isa)) +
+                                "' (CPUID offers: " + SupportedList() + ")");
   }
 }
 

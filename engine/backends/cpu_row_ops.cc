@@ -83,8 +83,8 @@ Dyadic CpuRowOps::RequantI8RowColumn(const int64_t* p, const int64_t* col_m, int
 }
 
 void CpuRowOps::RequantI8StaticRow(const int32_t* p, int64_t n, int64_t row_m, int64_t row_k,
-                                   const int64_t* col_m, int64_t col_k, int64_t s_m,
-                                   int64_t s_k, int8_t* y8) const {
+                                   const int64_t* col_m, int64_t col_k, int64_t s_m, int64_t s_k,
+                                   int8_t* y8) const {
   // RequantI8Static with the row's shared denominator s_m << max(shift, 0).
   const int64_t shift = WrapSub(WrapAdd(row_k, col_k), s_k);
   const int64_t up = Max(WrapNeg(shift), 0);
@@ -99,8 +99,8 @@ void CpuRowOps::RequantI8StaticRow(const int32_t* p, int64_t n, int64_t row_m, i
 }
 
 // ResidualAdd = ResidualRenormWith(h + aligned delta): max pass, then the renormalizing write.
-int64_t CpuRowOps::AddResidual(int32_t* h, int64_t n, int64_t k_res, const int32_t* d,
-                               int64_t dm, int64_t dk) const {
+int64_t CpuRowOps::AddResidual(int32_t* h, int64_t n, int64_t k_res, const int32_t* d, int64_t dm,
+                               int64_t dk) const {
   const int64_t rel = WrapSub(dk, k_res);
   const RoundShift down = MakeRoundShift(Max(rel, 0));
   const int64_t up = Max(WrapNeg(rel), 0);

@@ -18,8 +18,7 @@ class CpuRowOps final : public RowOps {
   explicit CpuRowOps(CpuIsa isa);
 
   void RmsNorm(const int32_t* x, int64_t n, int32_t* y) const override;
-  void RmsNormGamma(const int32_t* x, int64_t n, const int64_t* gamma_m,
-                    int64_t* y) const override;
+  void RmsNormGamma(const int32_t* x, int64_t n, const int64_t* gamma_m, int64_t* y) const override;
   Dyadic QuantI8(const int64_t* x, int64_t n, int64_t m, int64_t k, int8_t* x8,
                  WrapCounter* wraps) const override;
   Dyadic RequantI8RowColumn(const int64_t* p, const int64_t* col_m, int64_t n, int64_t row_m,

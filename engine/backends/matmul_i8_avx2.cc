@@ -107,8 +107,14 @@ uint64_t StreamReadAvx2(const uint8_t* p, int64_t n) {
   return lanes[0] + lanes[1] + lanes[2] + lanes[3];
 }
 
-constexpr MatmulI8Kernel kAvx2Kernel{CpuIsa::kAvx2, kNr, false, &MatmulAvx2, nullptr,
-                                     &StreamReadAvx2};
+constexpr MatmulI8Kernel kAvx2Kernel = {
+    .isa = CpuIsa::kAvx2,
+    .panel_cols = kNr,
+    .offset_weights = false,
+    .matmul = &MatmulAvx2,
+    .row_sums = nullptr,
+    .stream_read = &StreamReadAvx2,
+};
 
 }  // namespace
 

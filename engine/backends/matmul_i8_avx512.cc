@@ -32,8 +32,8 @@ inline int32_t Load4(const int8_t* a) {
 
 // Rows [0, kRows) of a (lda bytes apart, lda a multiple of 4) times one panel.
 template <int kRows>
-void Block(const int8_t* a, int64_t lda, const uint8_t* panel, const int32_t* row_sums,
-           int32_t* c, int64_t ldc, int64_t cols) {
+void Block(const int8_t* a, int64_t lda, const uint8_t* panel, const int32_t* row_sums, int32_t* c,
+           int64_t ldc, int64_t cols) {
   constexpr size_t kR = kRows;
   __m512i acc[kR][4];
 #pragma GCC unroll 8
@@ -63,8 +63,8 @@ void Block(const int8_t* a, int64_t lda, const uint8_t* panel, const int32_t* ro
 #pragma GCC unroll 8
   for (size_t r = 0; r < kR; ++r) {
     // 128 * row sum, modulo 2^32.
-    const __m512i corr = _mm512_set1_epi32(
-        static_cast<int32_t>(static_cast<uint32_t>(row_sums[r]) << 7));
+    const __m512i corr =
+        _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(row_sums[r]) << 7));
     int32_t* out = c + static_cast<int64_t>(r) * ldc;
 #pragma GCC unroll 4
     for (size_t q = 0; q < 4; ++q) {
@@ -94,12 +94,23 @@ void MatmulAvx512Vnni(const MatmulI8Args& args, int64_t panel_begin, int64_t pan
     int64_t r = 0;
     for (; r + kMaxRows <= args.m; r += kMaxRows) Rows<kMaxRows>(args, r, panel, col0, cols);
     switch (args.m - r) {
-      case 1: Rows<1>(args, r, panel, col0, cols); break;
-      case 2: Rows<2>(args, r, panel, col0, cols); break;
-      case 3: Rows<3>(args, r, panel, col0, cols); break;
-      case 4: Rows<4>(args, r, panel, col0, cols); break;
-      case 5: Rows<5>(args, r, panel, col0, cols); break;
-      default: break;
+      case 1:
+        Rows<1>(args, r, panel, col0, cols);
+        break;
+      case 2:
+        Rows<2>(args, r, panel, col0, cols);
+        break;
+      case 3:
+        Rows<3>(args, r, panel, col0, cols);
+        break;
+      case 4:
+        Rows<4>(args, r, panel, col0, cols);
+        break;
+      case 5:
+        Rows<5>(args, r, panel, col0, cols);
+        break;
+      default:
+        break;
     }
   }
 }
@@ -139,8 +150,14 @@ uint64_t StreamReadAvx512(const uint8_t* p, int64_t n) {
   return sum;
 }
 
-constexpr MatmulI8Kernel kAvx512VnniKernel{CpuIsa::kAvx512Vnni, kNr, true, &MatmulAvx512Vnni,
-                                           &RowSumsAvx512, &StreamReadAvx512};
+constexpr MatmulI8Kernel kAvx512VnniKernel = {
+    .isa = CpuIsa::kAvx512Vnni,
+    .panel_cols = kNr,
+    .offset_weights = true,
+    .matmul = &MatmulAvx512Vnni,
+    .row_sums = &RowSumsAvx512,
+    .stream_read = &StreamReadAvx512,
+};
 
 }  // namespace
 

@@ -7,18 +7,24 @@ namespace dv {
 
 const MatmulI8Kernel& MatmulI8KernelFor(CpuIsa isa) {
   switch (isa) {
-    case CpuIsa::kScalar: return *MatmulI8KernelScalar();
+    case CpuIsa::kScalar:
+      return *MatmulI8KernelScalar();
 #if defined(DV_CPU_NEON_KERNELS)
-    case CpuIsa::kNeon: return *MatmulI8KernelNeon();
+    case CpuIsa::kNeon:
+      return *MatmulI8KernelNeon();
 #else
-    case CpuIsa::kNeon: break;
+    case CpuIsa::kNeon:
+      break;
 #endif
 #if defined(DV_CPU_X86_KERNELS)
-    case CpuIsa::kAvx2: return *MatmulI8KernelAvx2();
-    case CpuIsa::kAvx512Vnni: return *MatmulI8KernelAvx512Vnni();
+    case CpuIsa::kAvx2:
+      return *MatmulI8KernelAvx2();
+    case CpuIsa::kAvx512Vnni:
+      return *MatmulI8KernelAvx512Vnni();
 #else
     case CpuIsa::kAvx2:
-    case CpuIsa::kAvx512Vnni: break;
+    case CpuIsa::kAvx512Vnni:
+      break;
 #endif
   }
   throw std::invalid_argument("this build has no int8 GEMM kernel for ISA level '" +

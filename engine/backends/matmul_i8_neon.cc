@@ -41,7 +41,8 @@ void Block(const int8_t* a, int64_t lda, const int8_t* panel, int32_t* c, int64_
   for (int64_t g = 0; g < lda / 4; ++g) {
     int8x16_t b[kR];
 #pragma GCC unroll 8
-    for (size_t r = 0; r < kR; ++r) b[r] = BroadcastGroup(a + static_cast<int64_t>(r) * lda + 4 * g);
+    for (size_t r = 0; r < kR; ++r)
+      b[r] = BroadcastGroup(a + static_cast<int64_t>(r) * lda + 4 * g);
     const int8_t* w = panel + g * kNr * 4;
 #pragma GCC unroll 4
     for (size_t q = 0; q < 4; ++q) {
@@ -57,8 +58,10 @@ void Block(const int8_t* a, int64_t lda, const int8_t* panel, int32_t* c, int64_
   for (size_t r = 0; r < kR; ++r) {
     int32_t out[kNr];
 #pragma GCC unroll 4
-    for (size_t q = 0; q < 4; ++q) vst1q_s32(out + 4 * q, vpaddq_s32(acc[r][2 * q], acc[r][2 * q + 1]));
-    std::memcpy(c + static_cast<int64_t>(r) * ldc, out, static_cast<size_t>(cols) * sizeof(int32_t));
+    for (size_t q = 0; q < 4; ++q)
+      vst1q_s32(out + 4 * q, vpaddq_s32(acc[r][2 * q], acc[r][2 * q + 1]));
+    std::memcpy(c + static_cast<int64_t>(r) * ldc, out,
+                static_cast<size_t>(cols) * sizeof(int32_t));
   }
 }
 
@@ -91,8 +94,14 @@ uint64_t StreamReadNeon(const uint8_t* p, int64_t n) {
   return vgetq_lane_u64(s, 0) + vgetq_lane_u64(s, 1);
 }
 
-constexpr MatmulI8Kernel kNeonKernel{CpuIsa::kNeon, kNr, false, &MatmulNeon, nullptr,
-                                     &StreamReadNeon};
+constexpr MatmulI8Kernel kNeonKernel = {
+    .isa = CpuIsa::kNeon,
+    .panel_cols = kNr,
+    .offset_weights = false,
+    .matmul = &MatmulNeon,
+    .row_sums = nullptr,
+    .stream_read = &StreamReadNeon,
+};
 
 }  // namespace
 

@@ -24,8 +24,8 @@ void MatmulScalar(const MatmulI8Args& args, int64_t panel_begin, int64_t panel_e
         const int8_t* a4 = a + 4 * g;
         const int8_t* w = panel + g * kNr * 4;
         for (int64_t c = 0; c < kNr; ++c) {
-          const int32_t dot = a4[0] * w[4 * c] + a4[1] * w[4 * c + 1] + a4[2] * w[4 * c + 2] +
-                              a4[3] * w[4 * c + 3];
+          const int32_t dot =
+              a4[0] * w[4 * c] + a4[1] * w[4 * c + 1] + a4[2] * w[4 * c + 2] + a4[3] * w[4 * c + 3];
           acc[c] += static_cast<uint32_t>(dot);
         }
       }
@@ -47,8 +47,14 @@ uint64_t StreamReadScalar(const uint8_t* p, int64_t n) {
   return acc[0] + acc[1] + acc[2] + acc[3] + acc[4] + acc[5] + acc[6] + acc[7];
 }
 
-constexpr MatmulI8Kernel kScalarKernel{CpuIsa::kScalar, kNr, false, &MatmulScalar, nullptr,
-                                       &StreamReadScalar};
+constexpr MatmulI8Kernel kScalarKernel = {
+    .isa = CpuIsa::kScalar,
+    .panel_cols = kNr,
+    .offset_weights = false,
+    .matmul = &MatmulScalar,
+    .row_sums = nullptr,
+    .stream_read = &StreamReadScalar,
+};
 
 }  // namespace
 

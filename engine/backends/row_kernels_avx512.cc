@@ -61,8 +61,9 @@ inline V MulHiU64(V a, V b, V b_hi) {
   const V hl = _mm512_mul_epu32(a_hi, b);
   const V hh = _mm512_mul_epu32(a_hi, b_hi);
   // a*b = hh*2^64 + (lh + hl)*2^32 + ll; the middle column sums to less than 3 * 2^32.
-  const V mid = _mm512_add_epi64(_mm512_add_epi64(_mm512_srli_epi64(ll, 32), _mm512_and_si512(lh, lo32)),
-                                 _mm512_and_si512(hl, lo32));
+  const V mid =
+      _mm512_add_epi64(_mm512_add_epi64(_mm512_srli_epi64(ll, 32), _mm512_and_si512(lh, lo32)),
+                       _mm512_and_si512(hl, lo32));
   return _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64(lh, 32)),
                           _mm512_add_epi64(_mm512_srli_epi64(hl, 32), _mm512_srli_epi64(mid, 32)));
 }
@@ -221,8 +222,8 @@ int64_t ResidualMaxAbs(const int32_t* h, const int32_t* d, int64_t n, int64_t dm
   return ReduceMax(acc);
 }
 
-void ResidualWrite(int32_t* h, const int32_t* d, int64_t n, int64_t dm, RoundShift down,
-                   int64_t up, RoundShift down2, int64_t up2) {
+void ResidualWrite(int32_t* h, const int32_t* d, int64_t n, int64_t dm, RoundShift down, int64_t up,
+                   RoundShift down2, int64_t up2) {
   const V vdm = Set(dm);
   for (int64_t i = 0; i < n; i += 8) {
     const __mmask8 m = TailMask(n - i);
@@ -269,7 +270,7 @@ void Swiglu(const int32_t* gate, const int32_t* up, int64_t n, int64_t tpos,
     const __mmask8 m = TailMask(n - i);
     const V g = LoadI32(gate + i, m);
     const V e = DiExpOfNegative(_mm512_abs_epi64(g), t, div);  // E = DiExp(-|g|), in [0, tpos]
-    const V den = _mm512_add_epi64(t, e);                       // in [1, 2^56)
+    const V den = _mm512_add_epi64(t, e);                      // in [1, 2^56)
     const V num = _mm512_mask_blend_epi64(_mm512_cmpge_epi64_mask(g, Zero()), e, t);
     const V big = _mm512_add_epi64(_mm512_slli_epi64(num, 7), _mm512_srli_epi64(den, 1));
     // sigma = floor(big / den) in [0, 128]: the largest s < 256 with s * den <= big, bit by bit
@@ -314,13 +315,14 @@ int64_t SoftmaxNormalize(const int64_t* exps, int64_t n, const RowDivisorParams&
   return ReduceAdd(sum);
 }
 
-int64_t RequantStatic(const int32_t* p, const int64_t* col_m, int64_t n, int64_t row_m,
-                      int64_t up, const RowDivisorParams& params, int8_t* y) {
+int64_t RequantStatic(const int32_t* p, const int64_t* col_m, int64_t n, int64_t row_m, int64_t up,
+                      const RowDivisorParams& params, int8_t* y) {
   const VecDivisor div(params);
   const V rm = Set(row_m);
   for (int64_t i = 0; i < n; i += 8) {
     const __mmask8 m = TailMask(n - i);
-    const V num = _mm512_mullo_epi64(_mm512_mullo_epi64(LoadI32(p + i, m), LoadI64(col_m + i, m)), rm);
+    const V num =
+        _mm512_mullo_epi64(_mm512_mullo_epi64(LoadI32(p + i, m), LoadI64(col_m + i, m)), rm);
     __mmask8 ok;
     const V q = div.RoundHalfAway(Shl(num, up), &ok);
     if ((ok & m) != m) return i;
@@ -330,10 +332,24 @@ int64_t RequantStatic(const int32_t* p, const int64_t* col_m, int64_t n, int64_t
 }
 
 constexpr RowKernels kAvx512RowKernels = {
-    CpuIsa::kAvx512Vnni, &MaxAbsI64,      &MaxAbsI32,      &QuantizeI8,     &MulColumnsMaxAbs,
-    &RequantI32,         &RoundShiftMaxAbs, &NormSumSquares, &NormDivide,    &ResidualMaxAbs,
-    &ResidualWrite,      &MulI32I64,      &MulI64I64,      &Rope,           &Swiglu,
-    &SoftmaxExps,        &SoftmaxNormalize, &RequantStatic,
+    .isa = CpuIsa::kAvx512Vnni,
+    .max_abs_i64 = &MaxAbsI64,
+    .max_abs_i32 = &MaxAbsI32,
+    .quantize_i8 = &QuantizeI8,
+    .mul_columns_max_abs = &MulColumnsMaxAbs,
+    .requant_i32 = &RequantI32,
+    .round_shift_max_abs = &RoundShiftMaxAbs,
+    .norm_sum_squares = &NormSumSquares,
+    .norm_divide = &NormDivide,
+    .residual_max_abs = &ResidualMaxAbs,
+    .residual_write = &ResidualWrite,
+    .mul_i32_i64 = &MulI32I64,
+    .mul_i64_i64 = &MulI64I64,
+    .rope = &Rope,
+    .swiglu = &Swiglu,
+    .softmax_exps = &SoftmaxExps,
+    .softmax_normalize = &SoftmaxNormalize,
+    .requant_static = &RequantStatic,
 };
 
 }  // namespace

@@ -49,8 +49,7 @@ struct RowKernels {
   int64_t (*round_shift_max_abs)(int64_t* s, int64_t n, RoundShift sh) = nullptr;
 
   // RMSNorm with the pre-shift xp = rsr(x, down) << up: returns sum_i xp[i]^2.
-  int64_t (*norm_sum_squares)(const int32_t* x, int64_t n, RoundShift down,
-                              int64_t up) = nullptr;
+  int64_t (*norm_sum_squares)(const int32_t* x, int64_t n, RoundShift down, int64_t up) = nullptr;
   // v[i] = int32(rhad(xp[i] << 20, div)); y32[i] = v[i] when gamma is null, else
   // y64[i] = v[i] * gamma[i]. Returns the count done (as quantize_i8).
   int64_t (*norm_divide)(const int32_t* x, int64_t n, RoundShift down, int64_t up,

@@ -90,10 +90,11 @@ int64_t ResidualMaxAbs(const int32_t* h, const int32_t* d, int64_t n, int64_t dm
   return g;
 }
 
-void ResidualWrite(int32_t* h, const int32_t* d, int64_t n, int64_t dm, RoundShift down,
-                   int64_t up, RoundShift down2, int64_t up2) {
+void ResidualWrite(int32_t* h, const int32_t* d, int64_t n, int64_t dm, RoundShift down, int64_t up,
+                   RoundShift down2, int64_t up2) {
   for (int64_t i = 0; i < n; ++i) {
-    h[i] = static_cast<int32_t>(ShiftLeftWrap(Rsr(ResidualValue(h[i], d[i], dm, down, up), down2), up2));
+    h[i] = static_cast<int32_t>(
+        ShiftLeftWrap(Rsr(ResidualValue(h[i], d[i], dm, down, up), down2), up2));
   }
 }
 
@@ -155,8 +156,8 @@ int64_t SoftmaxNormalize(const int64_t* exps, int64_t n, const RowDivisorParams&
   return sum;
 }
 
-int64_t RequantStatic(const int32_t* p, const int64_t* col_m, int64_t n, int64_t row_m,
-                      int64_t up, const RowDivisorParams& params, int8_t* y) {
+int64_t RequantStatic(const int32_t* p, const int64_t* col_m, int64_t n, int64_t row_m, int64_t up,
+                      const RowDivisorParams& params, int8_t* y) {
   const RowDivisor div(params);
   for (int64_t i = 0; i < n; ++i) {
     const int64_t num = WrapMul(WrapMul(p[i], col_m[i]), row_m);
@@ -166,10 +167,24 @@ int64_t RequantStatic(const int32_t* p, const int64_t* col_m, int64_t n, int64_t
 }
 
 constexpr RowKernels kScalarRowKernels = {
-    CpuIsa::kScalar, &MaxAbsI64,      &MaxAbsI32,      &QuantizeI8,     &MulColumnsMaxAbs,
-    &RequantI32,     &RoundShiftMaxAbs, &NormSumSquares, &NormDivide,    &ResidualMaxAbs,
-    &ResidualWrite,  &MulI32I64,      &MulI64I64,      &Rope,           &Swiglu,
-    &SoftmaxExps,    &SoftmaxNormalize, &RequantStatic,
+    .isa = CpuIsa::kScalar,
+    .max_abs_i64 = &MaxAbsI64,
+    .max_abs_i32 = &MaxAbsI32,
+    .quantize_i8 = &QuantizeI8,
+    .mul_columns_max_abs = &MulColumnsMaxAbs,
+    .requant_i32 = &RequantI32,
+    .round_shift_max_abs = &RoundShiftMaxAbs,
+    .norm_sum_squares = &NormSumSquares,
+    .norm_divide = &NormDivide,
+    .residual_max_abs = &ResidualMaxAbs,
+    .residual_write = &ResidualWrite,
+    .mul_i32_i64 = &MulI32I64,
+    .mul_i64_i64 = &MulI64I64,
+    .rope = &Rope,
+    .swiglu = &Swiglu,
+    .softmax_exps = &SoftmaxExps,
+    .softmax_normalize = &SoftmaxNormalize,
+    .requant_static = &RequantStatic,
 };
 
 }  // namespace

@@ -19,9 +19,9 @@
 
 namespace dv {
 
-// ---- The K/V cache layout of one (layer, KV head) ------------------------------------------------
-// Slots are grouped for the decode kernels. d4 = head_dim rounded up to a multiple of 4; padding
-// bytes are 0.
+// ---- The K/V cache layout of one (layer, KV head)
+// ------------------------------------------------ Slots are grouped for the decode kernels. d4 =
+// head_dim rounded up to a multiple of 4; padding bytes are 0.
 //   K: blocks of 16 slots, [slot/16][j/4][slot%16][j%4] -- 16 slots' scores form one vector of
 //      int32 lanes, filled 4 channels at a time.
 //   V: groups of 4 slots, [slot/4][j][slot%4] -- one int32 lane per channel takes 4 slots'
@@ -54,8 +54,7 @@ class RowOps {
   virtual void RmsNorm(const int32_t* x, int64_t n, int32_t* y) const { DiRmsNorm(x, n, y); }
 
   // DiRmsNormGamma: y[n] int64 = DiRmsNorm(x) * gamma_m.
-  virtual void RmsNormGamma(const int32_t* x, int64_t n, const int64_t* gamma_m,
-                            int64_t* y) const {
+  virtual void RmsNormGamma(const int32_t* x, int64_t n, const int64_t* gamma_m, int64_t* y) const {
     DiRmsNormGamma(x, n, gamma_m, y);
   }
 
@@ -66,8 +65,8 @@ class RowOps {
   }
 
   // RequantI32Common (in place allowed: y == p). Returns the shift.
-  virtual int64_t RequantI32(const int32_t* p, const int64_t* col_m, int64_t n,
-                             int64_t target_bits, int32_t* y) const {
+  virtual int64_t RequantI32(const int32_t* p, const int64_t* col_m, int64_t n, int64_t target_bits,
+                             int32_t* y) const {
     return RequantI32Common(p, col_m, n, target_bits, y);
   }
 
@@ -83,7 +82,8 @@ class RowOps {
   virtual void RequantI8StaticRow(const int32_t* p, int64_t n, int64_t row_m, int64_t row_k,
                                   const int64_t* col_m, int64_t col_k, int64_t s_m, int64_t s_k,
                                   int8_t* y8) const {
-    for (int64_t i = 0; i < n; ++i) y8[i] = RequantI8Static(p[i], row_m, row_k, col_m[i], col_k, s_m, s_k);
+    for (int64_t i = 0; i < n; ++i)
+      y8[i] = RequantI8Static(p[i], row_m, row_k, col_m[i], col_k, s_m, s_k);
   }
 
   // ResidualAdd: h += d * dm / 2^dk in place; returns the new k_res.

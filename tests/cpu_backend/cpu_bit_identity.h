@@ -39,7 +39,7 @@ inline std::vector<RowResult> Generate(const Artifact& artifact, Backend& backen
 
 // Every row, every step: logits and tokens equal; the first divergence is reported.
 inline void ExpectSameSteps(const std::vector<RowResult>& want, const std::vector<RowResult>& got,
-                     const std::string& what) {
+                            const std::string& what) {
   ASSERT_EQ(want.size(), got.size()) << what;
   for (size_t r = 0; r < want.size(); ++r) {
     ASSERT_EQ(want[r].logits.size(), got[r].logits.size()) << what;
@@ -53,8 +53,8 @@ inline void ExpectSameSteps(const std::vector<RowResult>& want, const std::vecto
 }
 
 // The reference backend's result of each (model, case), computed once for all parameters.
-inline const std::vector<RowResult>& ReferenceResult(const std::string& key, const Artifact& artifact,
-                                              const Case& c) {
+inline const std::vector<RowResult>& ReferenceResult(const std::string& key,
+                                                     const Artifact& artifact, const Case& c) {
   static std::map<std::string, std::vector<RowResult>> cache;
   auto it = cache.find(key);
   if (it == cache.end()) {
@@ -65,17 +65,18 @@ inline const std::vector<RowResult>& ReferenceResult(const std::string& key, con
 }
 
 inline void ExpectEveryThreadCountMatches(const std::string& key, const Artifact& artifact,
-                                   const Case& c, CpuIsa isa) {
+                                          const Case& c, CpuIsa isa) {
   const auto& want = ReferenceResult(key, artifact, c);
   for (int threads : {1, 2, 3, 4}) {
     auto cpu = MakeCpuBackend({threads, isa, true});
-    ExpectSameSteps(want, Generate(artifact, *cpu, c),
-                    key + " " + std::string(CpuIsaName(isa)) + " " + std::to_string(threads) + " threads");
+    ExpectSameSteps(
+        want, Generate(artifact, *cpu, c),
+        key + " " + std::string(CpuIsaName(isa)) + " " + std::to_string(threads) + " threads");
   }
 }
 
 inline std::vector<std::vector<int32_t>> Batch(const std::vector<int32_t>& ours, int64_t count,
-                                        int64_t vocab, uint64_t seed, int64_t position) {
+                                               int64_t vocab, uint64_t seed, int64_t position) {
   CoPromptSpec spec;
   spec.seed = seed;
   spec.count = count;
@@ -107,7 +108,8 @@ class CpuBitIdentity : public ::testing::TestWithParam<CpuIsa> {
           {"odd-b", {1, 33, 4, 2, 10, 45, 131, 64}},
           {"odd-c", {2, 130, 2, 2, 66, 190, 1000, 80}},
       };
-      const std::string dir = ::testing::TempDir() + "detverify-cpu-" + name + "-" + std::to_string(::getpid());
+      const std::string dir =
+          ::testing::TempDir() + "detverify-cpu-" + name + "-" + std::to_string(::getpid());
       WriteSynthArtifact({name, shapes.at(name)}, 3, dir);
       a = Artifact::Load(dir);
     }

@@ -17,7 +17,8 @@ TEST_P(CpuBitIdentity, Synthetic06bEveryStep) {
   }
   auto cpu = MakeCpuBackend({2, GetParam(), true});
   const Case batch{Batch(prompt, 3, 151936, 5, 1), 3, 0};
-  ExpectSameSteps(ReferenceResult("0.6b batch", a, batch), Generate(a, *cpu, batch), "0.6b batch 4");
+  ExpectSameSteps(ReferenceResult("0.6b batch", a, batch), Generate(a, *cpu, batch),
+                  "0.6b batch 4");
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryIsa, CpuBitIdentity, ::testing::ValuesIn(IsasUnderTest()),

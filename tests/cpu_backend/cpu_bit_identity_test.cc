@@ -30,7 +30,9 @@ TEST_P(CpuBitIdentity, TinyAFixtureEveryStep) {
   ExpectEveryThreadCountMatches("tiny-a split", TinyA(), {{prompt}, steps, 5}, GetParam());
   std::vector<std::vector<int32_t>> rows;
   for (const auto& row : expected["batch"]["row_layout"]) {
-    rows.push_back(row.value("is_fixture_prompt", false) ? prompt : row["prompt_ids"].get<std::vector<int32_t>>());
+    rows.push_back(row.value("is_fixture_prompt", false)
+                       ? prompt
+                       : row["prompt_ids"].get<std::vector<int32_t>>());
   }
   ExpectEveryThreadCountMatches("tiny-a batch", TinyA(), {rows, steps, 0}, GetParam());
 }
@@ -49,8 +51,10 @@ TEST_P(CpuBitIdentity, SyntheticTinyEveryStep) {
   const Artifact& a = Synthetic("qwen3-tiny");
   const std::vector<int32_t> prompt = {11, 48, 85, 122, 159, 196, 233, 270, 307, 344, 381, 418};
   ExpectEveryThreadCountMatches("tiny", a, {{prompt}, 40, 0}, GetParam());
-  ExpectEveryThreadCountMatches("tiny batch 8", a, {Batch(prompt, 7, 1024, 99, 3), 24, 0}, GetParam());
-  ExpectEveryThreadCountMatches("tiny batch 8 split", a, {Batch(prompt, 7, 1024, 7, 6), 16, 4}, GetParam());
+  ExpectEveryThreadCountMatches("tiny batch 8", a, {Batch(prompt, 7, 1024, 99, 3), 24, 0},
+                                GetParam());
+  ExpectEveryThreadCountMatches("tiny batch 8 split", a, {Batch(prompt, 7, 1024, 7, 6), 16, 4},
+                                GetParam());
 }
 
 TEST_P(CpuBitIdentity, OddShapesEveryStep) {
@@ -59,7 +63,8 @@ TEST_P(CpuBitIdentity, OddShapesEveryStep) {
     const int64_t vocab = a.weights().config.vocab;
     const std::vector<int32_t> prompt = {1, 5, 9, 13, 17, 21, 25, 29, 33};
     ExpectEveryThreadCountMatches(name, a, {{prompt}, 20, 0}, GetParam());
-    ExpectEveryThreadCountMatches(name + " batch", a, {Batch(prompt, 4, vocab, 3, 2), 12, 3}, GetParam());
+    ExpectEveryThreadCountMatches(name + " batch", a, {Batch(prompt, 4, vocab, 3, 2), 12, 3},
+                                  GetParam());
   }
 }
 

@@ -13,9 +13,23 @@ namespace dv {
 namespace {
 
 std::vector<uint64_t> EdgeDivisors() {
-  std::vector<uint64_t> d = {1, 2, 3, 5, 7, 10, 127, 255, 641, 65535, 65536, 65537,
-                             (uint64_t{1} << 32) - 1, (uint64_t{1} << 32) + 1,
-                             (uint64_t{1} << 63) - 1, uint64_t{1} << 63, ~uint64_t{0}};
+  std::vector<uint64_t> d = {1,
+                             2,
+                             3,
+                             5,
+                             7,
+                             10,
+                             127,
+                             255,
+                             641,
+                             65535,
+                             65536,
+                             65537,
+                             (uint64_t{1} << 32) - 1,
+                             (uint64_t{1} << 32) + 1,
+                             (uint64_t{1} << 63) - 1,
+                             uint64_t{1} << 63,
+                             ~uint64_t{0}};
   for (int k = 1; k < 64; ++k) {
     const uint64_t p = uint64_t{1} << k;
     d.push_back(p);
@@ -66,13 +80,26 @@ TEST(RowDivisor, QuotientRandom) {
 }
 
 TEST(RowDivisor, RoundHalfAwayMatchesTheSpecEverywhere) {
-  std::vector<int64_t> a = {0, 1, -1, 2, -2, 3, -3, kInt64Max, kInt64Min, kInt64Min + 1,
-                            kInt64Max - 1, int64_t{1} << 62, -(int64_t{1} << 62)};
+  std::vector<int64_t> a = {0,
+                            1,
+                            -1,
+                            2,
+                            -2,
+                            3,
+                            -3,
+                            kInt64Max,
+                            kInt64Min,
+                            kInt64Min + 1,
+                            kInt64Max - 1,
+                            int64_t{1} << 62,
+                            -(int64_t{1} << 62)};
   test::TestRng rng(2);
-  for (int i = 0; i < 2000; ++i) a.push_back(static_cast<int64_t>(rng.Next()) >> rng.Uniform(0, 62));
-  std::vector<int64_t> divisors = {1, 2, 3, 4, 127, 128, 129, 46341, int64_t{1} << 40,
-                                   (int64_t{1} << 62) + 1, kInt64Max};
-  for (int i = 0; i < 200; ++i) divisors.push_back((static_cast<int64_t>(rng.Next() >> 1) >> rng.Uniform(0, 62)) | 1);
+  for (int i = 0; i < 2000; ++i)
+    a.push_back(static_cast<int64_t>(rng.Next()) >> rng.Uniform(0, 62));
+  std::vector<int64_t> divisors = {
+      1, 2, 3, 4, 127, 128, 129, 46341, int64_t{1} << 40, (int64_t{1} << 62) + 1, kInt64Max};
+  for (int i = 0; i < 200; ++i)
+    divisors.push_back((static_cast<int64_t>(rng.Next() >> 1) >> rng.Uniform(0, 62)) | 1);
   for (int64_t d : divisors) {
     const RowDivisor div(static_cast<uint64_t>(d));
     for (int64_t x : a) {
@@ -90,7 +117,8 @@ TEST(RowDivisor, RoundHalfAwayMatchesTheSpecEverywhere) {
 TEST(RowDivisor, MakeRoundShiftFollowsRoundingShiftRight) {
   for (int64_t k : {0, 1, 2, 13, 62, 63, 64, 65, 100}) {
     const RoundShift sh = MakeRoundShift(k);
-    for (int64_t v : {int64_t{0}, int64_t{5}, int64_t{-5}, kInt64Max, kInt64Min, int64_t{1} << 40}) {
+    for (int64_t v :
+         {int64_t{0}, int64_t{5}, int64_t{-5}, kInt64Max, kInt64Min, int64_t{1} << 40}) {
       EXPECT_EQ(ShiftRightArith(WrapAdd(v, sh.addend), sh.count), RoundingShiftRight(v, k))
           << "v = " << v << ", k = " << k;
     }

@@ -54,7 +54,8 @@ template <typename T>
   for (size_t i = 0; i < want.size(); ++i) {
     if (want[i] == got[i]) continue;
     ++count;
-    if (shown++ < 5) out << "\n  [" << i << "] expected " << int64_t{want[i]} << ", got " << int64_t{got[i]};
+    if (shown++ < 5)
+      out << "\n  [" << i << "] expected " << int64_t{want[i]} << ", got " << int64_t{got[i]};
   }
   if (count == 0) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << count << " of " << want.size() << " differ:" << out.str();

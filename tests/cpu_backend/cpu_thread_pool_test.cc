@@ -23,7 +23,8 @@ TEST(CpuParallelFor, CoversEveryIndexOnce) {
       });
       EXPECT_FALSE(bad_thread.load());
       for (int64_t i = 0; i < n; ++i) {
-        ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "n " << n << " threads " << threads << " i " << i;
+        ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1)
+            << "n " << n << " threads " << threads << " i " << i;
       }
     }
   }

@@ -60,8 +60,10 @@ TEST_P(MatmulI8Cpu, ExtremeValuesAtTheLargestInnerDimension) {
   auto backend = MakeCpuBackend({2, GetParam(), false});
   for (int pattern = 0; pattern < 3; ++pattern) {
     std::vector<int8_t> a(static_cast<size_t>(m * k)), w(static_cast<size_t>(k * n));
-    for (size_t i = 0; i < a.size(); ++i) a[i] = pattern == 0 ? -128 : (pattern == 1 ? 127 : (i % 2 ? -127 : 127));
-    for (size_t i = 0; i < w.size(); ++i) w[i] = pattern == 0 ? 127 : (pattern == 1 ? -127 : (i % 3 ? 127 : -128));
+    for (size_t i = 0; i < a.size(); ++i)
+      a[i] = pattern == 0 ? -128 : (pattern == 1 ? 127 : (i % 2 ? -127 : 127));
+    for (size_t i = 0; i < w.size(); ++i)
+      w[i] = pattern == 0 ? 127 : (pattern == 1 ? -127 : (i % 3 ? 127 : -128));
     std::vector<int32_t> want(static_cast<size_t>(m * n)), got(static_cast<size_t>(m * n));
     MatmulI8Ref(a.data(), m, k, w.data(), n, want.data());
     auto packed = backend->PackWeight(w.data(), k, n);

@@ -13,7 +13,8 @@
 namespace dv {
 namespace {
 
-const std::vector<int64_t> kLengths = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 127, 128, 129, 1024, 3072};
+const std::vector<int64_t> kLengths = {1,  2,  3,  7,  8,   9,   15,  16,   17,
+                                       31, 32, 33, 64, 127, 128, 129, 1024, 3072};
 
 class RowOpsCpu : public ::testing::TestWithParam<CpuIsa> {
  protected:
@@ -31,11 +32,20 @@ std::vector<int64_t> RandomRowI64(int64_t n, test::TestRng& rng, int64_t max_bit
     x = static_cast<int64_t>(rng.Next()) >> (63 - b);
   }
   switch (rng.Uniform(0, 9)) {
-    case 0: v[static_cast<size_t>(rng.Uniform(0, n - 1))] = kInt64Min; break;
-    case 1: v[static_cast<size_t>(rng.Uniform(0, n - 1))] = kInt64Max; break;
-    case 2: for (auto& x : v) x = 0; break;
-    case 3: v[0] = -(int64_t{1} << bits); break;
-    default: break;
+    case 0:
+      v[static_cast<size_t>(rng.Uniform(0, n - 1))] = kInt64Min;
+      break;
+    case 1:
+      v[static_cast<size_t>(rng.Uniform(0, n - 1))] = kInt64Max;
+      break;
+    case 2:
+      for (auto& x : v) x = 0;
+      break;
+    case 3:
+      v[0] = -(int64_t{1} << bits);
+      break;
+    default:
+      break;
   }
   return v;
 }
@@ -45,10 +55,17 @@ std::vector<int32_t> RandomRowI32(int64_t n, test::TestRng& rng) {
   const int64_t bits = rng.Uniform(0, 31);
   for (auto& x : v) x = static_cast<int32_t>(static_cast<int64_t>(rng.Next()) >> (63 - bits));
   switch (rng.Uniform(0, 9)) {
-    case 0: v[0] = INT32_MIN; break;
-    case 1: v[static_cast<size_t>(n - 1)] = INT32_MAX; break;
-    case 2: for (auto& x : v) x = 0; break;
-    default: break;
+    case 0:
+      v[0] = INT32_MIN;
+      break;
+    case 1:
+      v[static_cast<size_t>(n - 1)] = INT32_MAX;
+      break;
+    case 2:
+      for (auto& x : v) x = 0;
+      break;
+    default:
+      break;
   }
   return v;
 }
@@ -83,7 +100,8 @@ TEST_P(RowOpsCpu, QuantI8) {
   for (int rep = 0; rep < 60; ++rep) {
     for (int64_t n : kLengths) {
       const auto x = RandomRowI64(n, rng);
-      const int64_t m = rng.Uniform(0, 3) == 0 ? static_cast<int64_t>(rng.Next()) : rng.Uniform(1, int64_t{1} << 40);
+      const int64_t m = rng.Uniform(0, 3) == 0 ? static_cast<int64_t>(rng.Next())
+                                               : rng.Uniform(1, int64_t{1} << 40);
       const int64_t k = rng.Uniform(-80, 80);
       std::vector<int8_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
       WrapCounter wa, wb;
@@ -125,8 +143,10 @@ TEST_P(RowOpsCpu, RequantI8RowColumn) {
       std::vector<int64_t> sa(static_cast<size_t>(n)), sb(static_cast<size_t>(n));
       std::vector<int8_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
       WrapCounter wa, wb;
-      const Dyadic a = plain_.RequantI8RowColumn(p.data(), col.data(), n, row_m, row_k, col_k, sa.data(), want.data(), &wa);
-      const Dyadic b = fast_.RequantI8RowColumn(p.data(), col.data(), n, row_m, row_k, col_k, sb.data(), got.data(), &wb);
+      const Dyadic a = plain_.RequantI8RowColumn(p.data(), col.data(), n, row_m, row_k, col_k,
+                                                 sa.data(), want.data(), &wa);
+      const Dyadic b = fast_.RequantI8RowColumn(p.data(), col.data(), n, row_m, row_k, col_k,
+                                                sb.data(), got.data(), &wb);
       ASSERT_TRUE(test::SameBits(want, got)) << "n " << n;
       ASSERT_EQ(a.m, b.m);
       ASSERT_EQ(a.k, b.k);
@@ -142,11 +162,14 @@ TEST_P(RowOpsCpu, RequantI8StaticRow) {
       const auto p = RandomRowI32(n, rng);
       const auto col = RandomMantissas(n, rng, 1, 1 << 16);
       const int64_t row_m = rng.Uniform(1, 1 << 16), row_k = rng.Uniform(0, 50);
-      const int64_t col_k = rng.Uniform(0, 30), s_m = rng.Uniform(-5, 1 << 16), s_k = rng.Uniform(0, 70);
+      const int64_t col_k = rng.Uniform(0, 30), s_m = rng.Uniform(-5, 1 << 16),
+                    s_k = rng.Uniform(0, 70);
       std::vector<int8_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
-      plain_.RequantI8StaticRow(p.data(), n, row_m, row_k, col.data(), col_k, s_m, s_k, want.data());
+      plain_.RequantI8StaticRow(p.data(), n, row_m, row_k, col.data(), col_k, s_m, s_k,
+                                want.data());
       fast_.RequantI8StaticRow(p.data(), n, row_m, row_k, col.data(), col_k, s_m, s_k, got.data());
-      ASSERT_TRUE(test::SameBits(want, got)) << "n " << n << " s_m " << s_m << " shift " << row_k + col_k - s_k;
+      ASSERT_TRUE(test::SameBits(want, got))
+          << "n " << n << " s_m " << s_m << " shift " << row_k + col_k - s_k;
     }
   }
 }
@@ -157,7 +180,8 @@ TEST_P(RowOpsCpu, AddResidual) {
     for (int64_t n : kLengths) {
       const auto h0 = RandomRowI32(n, rng);
       const auto d = RandomRowI32(n, rng);
-      const int64_t dm = rng.Uniform(0, 5) == 0 ? static_cast<int64_t>(rng.Next()) : rng.Uniform(1, 1 << 16);
+      const int64_t dm =
+          rng.Uniform(0, 5) == 0 ? static_cast<int64_t>(rng.Next()) : rng.Uniform(1, 1 << 16);
       const int64_t k_res = rng.Uniform(-10, 60), dk = rng.Uniform(-40, 140);
       auto want = h0, got = h0;
       const int64_t ka = plain_.AddResidual(want.data(), n, k_res, d.data(), dm, dk);
@@ -249,11 +273,15 @@ TEST_P(RowOpsCpu, Attend) {
         std::vector<int32_t> sa(static_cast<size_t>(slots)), sb(sa), pa(sa), pb(sa);
         std::vector<int64_t> ea(static_cast<size_t>(slots)), eb(ea);
         std::vector<int64_t> ca(static_cast<size_t>(head_dim)), cb(ca);
-        const int64_t ta = plain_.Attend(q.data(), kv.view, slots, scale, sa.data(), ea.data(), pa.data(), ca.data());
-        const int64_t tb = fast_.Attend(q.data(), kv.view, slots, scale, sb.data(), eb.data(), pb.data(), cb.data());
+        const int64_t ta = plain_.Attend(q.data(), kv.view, slots, scale, sa.data(), ea.data(),
+                                         pa.data(), ca.data());
+        const int64_t tb = fast_.Attend(q.data(), kv.view, slots, scale, sb.data(), eb.data(),
+                                        pb.data(), cb.data());
         ASSERT_EQ(ta, tb);
-        ASSERT_TRUE(test::SameBits(pa, pb)) << "probs d " << head_dim << " slots " << slots << " tpos " << ta;
-        ASSERT_TRUE(test::SameBits(ca, cb)) << "ctx d " << head_dim << " slots " << slots << " tpos " << ta;
+        ASSERT_TRUE(test::SameBits(pa, pb))
+            << "probs d " << head_dim << " slots " << slots << " tpos " << ta;
+        ASSERT_TRUE(test::SameBits(ca, cb))
+            << "ctx d " << head_dim << " slots " << slots << " tpos " << ta;
       }
     }
   }
