@@ -39,7 +39,8 @@ struct BenchOptions {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int kProbePasses = 10;  // timed passes per bandwidth probe (after one warm-up pass)
+constexpr int kProbePasses = 10;       // timed passes per bandwidth probe (after one warm-up pass)
+constexpr int64_t kMinProbeMib = 256;  // probes between runs read half of it: still 4x this L3
 
 double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
@@ -169,8 +170,13 @@ double GBps(const ReadBandwidthSample& s) {
 
 void RunBench(const BenchOptions& o, CommandContext& ctx) {
   if (o.repeats < 1) throw UsageError("--repeats must be at least 1");
-  if (o.context < 1 || o.decode_steps < 1)
+  if (o.context < 1 || o.decode_steps < 1) {
     throw UsageError("--context and --decode-steps must be at least 1");
+  }
+  if (o.bandwidth_mib < kMinProbeMib) {
+    throw UsageError("--bandwidth-mib must be at least " + std::to_string(kMinProbeMib) +
+                     " (the probe must not fit a cache)");
+  }
   const std::vector<int64_t> prefill = ParseList(o.prefill, "--prefill");
   const std::vector<int64_t> batches = ParseList(o.decode_batches, "--decode-batch");
   const nlohmann::json fingerprint = harness::CollectFingerprint();
@@ -183,7 +189,7 @@ void RunBench(const BenchOptions& o, CommandContext& ctx) {
   // run is also compared with the probe taken just before it.
   std::unique_ptr<CpuBackend> probe = MakeCpuBackend({0, BestCpuIsa(), true});
   const int64_t probe_bytes = o.bandwidth_mib << 20;
-  ReadBandwidthSample bw_huge = probe->MeasureReadBandwidth(probe_bytes, kProbePasses, true);
+  const ReadBandwidthSample bw_huge = probe->MeasureReadBandwidth(probe_bytes, kProbePasses, true);
   const ReadBandwidthSample bw_small =
       probe->MeasureReadBandwidth(probe_bytes, kProbePasses, false);
 

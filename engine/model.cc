@@ -143,17 +143,7 @@ void IntQwen3::EnsureWorkspace(int64_t tokens, int64_t max_slots, int64_t rows) 
 }
 
 int32_t IntQwen3::GreedyPick(const int32_t* logits) const {
-  const int64_t vocab = w_.config.vocab;
-  int64_t best = kInt64Min;
-  int32_t best_id = 0;
-  for (int64_t v = 0; v < vocab; ++v) {
-    const int64_t scaled = WrapMul(logits[v], w_.head_m[Sz(v)]);
-    if (scaled > best) {  // strict: ties keep the lowest id
-      best = scaled;
-      best_id = static_cast<int32_t>(v);
-    }
-  }
-  return best_id;
+  return ops_.GreedyPick(logits, w_.head_m.data(), w_.config.vocab);
 }
 
 // RMSNorm of the residual, optional per-channel smoothing (dyadic 1/s), per-token int8 quant:
@@ -416,10 +406,8 @@ void IntQwen3::QkvHeads(int64_t layer, TraceSink* trace) {
         if (trace) std::copy_n(y64, d, tr_kr.begin() + at);
         int8_t* k8 = s.k8.data();
         int8_t* v8 = s.v8.data();
-        for (int64_t j = 0; j < d; ++j) {
-          const auto ch = Sz(h * d + j);
-          k8[j] = RequantI8Static(y64[j], 1, L.k_rowk, 1, 0, L.kq_m[ch], L.kq_k[ch]);
-        }
+        ops_.RequantI8StaticColumns(y64, d, 1, L.k_rowk, L.kq_m.data() + h * d,
+                                    L.kq_k.data() + h * d, k8);
         ops_.RequantI8StaticRow(ws.pv.data() + at, d, ws.xm[Sz(t)], ws.xk[Sz(t)],
                                 L.v.m.data() + h * d, L.v.k, L.vq_m[Sz(h)], L.vq_k[Sz(h)], v8);
         ws.cache[Sz(t)]->Write(layer, h, pos, k8, v8);

@@ -98,6 +98,13 @@ void CpuRowOps::RequantI8StaticRow(const int32_t* p, int64_t n, int64_t row_m, i
   scalar_.requant_static(p + done, col_m + done, n - done, row_m, up, div.params(), y8 + done);
 }
 
+void CpuRowOps::RequantI8StaticColumns(const int64_t* p, int64_t n, int64_t row_m, int64_t row_k,
+                                       const int64_t* s_m, const int64_t* s_k, int8_t* y8) const {
+  const int64_t done = k_.requant_static_columns(p, n, row_m, row_k, s_m, s_k, y8);
+  scalar_.requant_static_columns(p + done, n - done, row_m, row_k, s_m + done, s_k + done,
+                                 y8 + done);
+}
+
 // ResidualAdd = ResidualRenormWith(h + aligned delta): max pass, then the renormalizing write.
 int64_t CpuRowOps::AddResidual(int32_t* h, int64_t n, int64_t k_res, const int32_t* d, int64_t dm,
                                int64_t dk) const {
@@ -133,6 +140,10 @@ void CpuRowOps::Swiglu(const int32_t* gate, const int32_t* up, int64_t n, int64_
   }
   const RowDivisor tpos_div(static_cast<uint64_t>(tpos));
   k_.swiglu(gate, up, n, tpos, tpos_div.params(), y);
+}
+
+int32_t CpuRowOps::GreedyPick(const int32_t* logits, const int64_t* head_m, int64_t n) const {
+  return static_cast<int32_t>(k_.greedy_pick(logits, head_m, n));
 }
 
 int64_t CpuRowOps::Attend(const int8_t* q8, const KvHeadView& kv, int64_t n_slots, Dyadic scale,

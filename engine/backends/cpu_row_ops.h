@@ -29,6 +29,8 @@ class CpuRowOps final : public RowOps {
   void RequantI8StaticRow(const int32_t* p, int64_t n, int64_t row_m, int64_t row_k,
                           const int64_t* col_m, int64_t col_k, int64_t s_m, int64_t s_k,
                           int8_t* y8) const override;
+  void RequantI8StaticColumns(const int64_t* p, int64_t n, int64_t row_m, int64_t row_k,
+                              const int64_t* s_m, const int64_t* s_k, int8_t* y8) const override;
   int64_t AddResidual(int32_t* h, int64_t n, int64_t k_res, const int32_t* d, int64_t dm,
                       int64_t dk) const override;
   void MulColumns(const int32_t* x, const int64_t* m, int64_t n, int64_t* y) const override;
@@ -36,6 +38,7 @@ class CpuRowOps final : public RowOps {
   void Rope(int64_t* x, int64_t d, const int16_t* cos_row, const int16_t* sin_row) const override;
   void Swiglu(const int32_t* gate, const int32_t* up, int64_t n, int64_t tpos,
               int64_t* y) const override;
+  int32_t GreedyPick(const int32_t* logits, const int64_t* head_m, int64_t n) const override;
   int64_t Attend(const int8_t* q8, const KvHeadView& kv, int64_t n_slots, Dyadic scale,
                  int32_t* scores, int64_t* exps, int32_t* probs, int64_t* ctx) const override;
 

@@ -85,32 +85,41 @@ void Rows(const MatmulI8Args& args, int64_t r, const uint8_t* panel, int64_t col
                args.c + r * args.n + col0, args.n, cols);
 }
 
+// Rows [r, r + rows) against one panel, 1 <= rows <= kMaxRows.
+void RowBlock(const MatmulI8Args& args, int64_t r, int64_t rows, const uint8_t* panel,
+              int64_t col0, int64_t cols) {
+  switch (rows) {
+    case 1:
+      Rows<1>(args, r, panel, col0, cols);
+      break;
+    case 2:
+      Rows<2>(args, r, panel, col0, cols);
+      break;
+    case 3:
+      Rows<3>(args, r, panel, col0, cols);
+      break;
+    case 4:
+      Rows<4>(args, r, panel, col0, cols);
+      break;
+    case 5:
+      Rows<5>(args, r, panel, col0, cols);
+      break;
+    default:
+      Rows<6>(args, r, panel, col0, cols);
+      break;
+  }
+}
+
 void MatmulAvx512Vnni(const MatmulI8Args& args, int64_t panel_begin, int64_t panel_end) {
   const int64_t panel_bytes = args.lda * kNr;
+  // Rows in blocks of 6 (24 accumulators), the remainder in one smaller block. (Measured: 8
+  // rows as 6 + 2 ran faster than as 4 + 4.)
   for (int64_t p = panel_begin; p < panel_end; ++p) {
     const uint8_t* panel = args.panels + p * panel_bytes;
     const int64_t col0 = p * kNr;
     const int64_t cols = args.n - col0 < kNr ? args.n - col0 : kNr;
-    int64_t r = 0;
-    for (; r + kMaxRows <= args.m; r += kMaxRows) Rows<kMaxRows>(args, r, panel, col0, cols);
-    switch (args.m - r) {
-      case 1:
-        Rows<1>(args, r, panel, col0, cols);
-        break;
-      case 2:
-        Rows<2>(args, r, panel, col0, cols);
-        break;
-      case 3:
-        Rows<3>(args, r, panel, col0, cols);
-        break;
-      case 4:
-        Rows<4>(args, r, panel, col0, cols);
-        break;
-      case 5:
-        Rows<5>(args, r, panel, col0, cols);
-        break;
-      default:
-        break;
+    for (int64_t r = 0; r < args.m; r += kMaxRows) {
+      RowBlock(args, r, args.m - r < kMaxRows ? args.m - r : kMaxRows, panel, col0, cols);
     }
   }
 }

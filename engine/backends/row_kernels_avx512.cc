@@ -12,6 +12,8 @@
 // masked-off lanes never reach a store or a reduction.
 #include <immintrin.h>
 
+#include <cstdint>
+
 #include "engine/backends/row_kernels_cpu.h"
 
 namespace dv {
@@ -331,6 +333,65 @@ int64_t RequantStatic(const int32_t* p, const int64_t* col_m, int64_t n, int64_t
   return n;
 }
 
+// Per lane the first index of that lane's maximum (strict >), then the lane maxima reduced with
+// ties to the lowest index: the smallest v attaining the maximum, as the scalar scan.
+int64_t GreedyPick(const int32_t* logits, const int64_t* head_m, int64_t n) {
+  const int64_t kNone = INT64_MAX;
+  V best = Set(INT64_MIN), best_id = Set(kNone);
+  V id = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+  for (int64_t v = 0; v < n; v += 8) {
+    const __mmask8 m = TailMask(n - v);
+    const V scaled = _mm512_mullo_epi64(LoadI32(logits + v, m), LoadI64(head_m + v, m));
+    const __mmask8 better = _mm512_mask_cmpgt_epi64_mask(m, scaled, best);
+    best = _mm512_mask_mov_epi64(best, better, scaled);
+    best_id = _mm512_mask_mov_epi64(best_id, better, id);
+    id = _mm512_add_epi64(id, Set(8));
+  }
+  alignas(64) int64_t values[8], ids[8];
+  _mm512_store_si512(values, best);
+  _mm512_store_si512(ids, best_id);
+  int64_t top = INT64_MIN, top_id = kNone;
+  for (int lane = 0; lane < 8; ++lane) {
+    if (ids[lane] == kNone) continue;  // the lane never beat INT64_MIN
+    if (values[lane] > top || (values[lane] == top && ids[lane] < top_id)) {
+      top = values[lane];
+      top_id = ids[lane];
+    }
+  }
+  return top_id == kNone ? 0 : top_id;
+}
+
+// RequantI8Static with a divisor per element: den = s_m << max(row_k - s_k, 0) varies, so no
+// multiply-shift constant applies; but only min(quotient, 255) matters (the result saturates to
+// int8), and that is the largest t < 256 with t * den <= |num| + den/2, found bit by bit with
+// exact products (t * den < 2^63 for den < 2^55).
+int64_t RequantStaticColumns(const int64_t* p, int64_t n, int64_t row_m, int64_t row_k,
+                             const int64_t* s_m, const int64_t* s_k, int8_t* y) {
+  const V rm = Set(row_m), rk = Set(row_k), den_limit = Set(int64_t{1} << 55);
+  for (int64_t i = 0; i < n; i += 8) {
+    const __mmask8 m = TailMask(n - i);
+    const V shift = _mm512_sub_epi64(rk, LoadI64(s_k + i, m));
+    const V up = _mm512_max_epi64(_mm512_sub_epi64(Zero(), shift), Zero());
+    const V down = _mm512_max_epi64(shift, Zero());
+    const V num = _mm512_sllv_epi64(_mm512_mullo_epi64(LoadI64(p + i, m), rm), up);
+    const V den = _mm512_sllv_epi64(LoadI64(s_m + i, m), down);
+    const V big = _mm512_add_epi64(_mm512_abs_epi64(num), _mm512_srai_epi64(den, 1));
+    const __mmask8 ok = _mm512_cmpgt_epi64_mask(den, Zero()) &
+                        _mm512_cmplt_epi64_mask(den, den_limit) &
+                        _mm512_cmpge_epi64_mask(big, Zero());
+    if ((ok & m) != m) return i;
+    V q = Zero();
+    for (int64_t bit = 128; bit >= 1; bit >>= 1) {
+      const V trial = _mm512_or_si512(q, Set(bit));
+      q = _mm512_mask_mov_epi64(q, _mm512_cmple_epi64_mask(_mm512_mullo_epi64(trial, den), big),
+                                trial);
+    }
+    const V r = _mm512_mask_sub_epi64(q, _mm512_cmplt_epi64_mask(num, Zero()), Zero(), q);
+    _mm512_mask_cvtepi64_storeu_epi8(y + i, m, SaturateI8(r));
+  }
+  return n;
+}
+
 constexpr RowKernels kAvx512RowKernels = {
     .isa = CpuIsa::kAvx512Vnni,
     .max_abs_i64 = &MaxAbsI64,
@@ -350,6 +411,8 @@ constexpr RowKernels kAvx512RowKernels = {
     .softmax_exps = &SoftmaxExps,
     .softmax_normalize = &SoftmaxNormalize,
     .requant_static = &RequantStatic,
+    .greedy_pick = &GreedyPick,
+    .requant_static_columns = &RequantStaticColumns,
 };
 
 }  // namespace

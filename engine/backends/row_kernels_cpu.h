@@ -88,6 +88,12 @@ struct RowKernels {
   // y[i] = SaturateToInt8(rhad((p[i] * col_m[i] * row_m) << up, div)); returns the count done.
   int64_t (*requant_static)(const int32_t* p, const int64_t* col_m, int64_t n, int64_t row_m,
                             int64_t up, const RowDivisorParams& div, int8_t* y) = nullptr;
+  // The smallest v attaining max_v logits[v] * head_m[v], 0 when every product is INT64_MIN.
+  int64_t (*greedy_pick)(const int32_t* logits, const int64_t* head_m, int64_t n) = nullptr;
+  // y[i] = RequantI8Static(p[i], row_m, row_k, 1, 0, s_m[i], s_k[i]) (a divisor per element);
+  // returns the count done: it stops where a divisor leaves [1, 2^55) or a dividend wraps.
+  int64_t (*requant_static_columns)(const int64_t* p, int64_t n, int64_t row_m, int64_t row_k,
+                                    const int64_t* s_m, const int64_t* s_k, int8_t* y) = nullptr;
 };
 
 // The table of one ISA level; the caller checks CpuSupports(isa) first. Levels without their

@@ -2,6 +2,7 @@
 // one element at a time, with RowDivisor doing each division by the row's divisor.
 #include "engine/backends/cpu_divide.h"
 #include "engine/backends/row_kernels_cpu.h"
+#include "engine/dyadic.h"
 #include "engine/intmath.h"
 #include "engine/ops/di_exp.h"
 #include "engine/ops/di_swiglu.h"
@@ -166,6 +167,24 @@ int64_t RequantStatic(const int32_t* p, const int64_t* col_m, int64_t n, int64_t
   return n;
 }
 
+int64_t GreedyPick(const int32_t* logits, const int64_t* head_m, int64_t n) {
+  int64_t best = kInt64Min, best_id = 0;
+  for (int64_t v = 0; v < n; ++v) {
+    const int64_t scaled = WrapMul(logits[v], head_m[v]);
+    if (scaled > best) {
+      best = scaled;
+      best_id = v;
+    }
+  }
+  return best_id;
+}
+
+int64_t RequantStaticColumns(const int64_t* p, int64_t n, int64_t row_m, int64_t row_k,
+                             const int64_t* s_m, const int64_t* s_k, int8_t* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = RequantI8Static(p[i], row_m, row_k, 1, 0, s_m[i], s_k[i]);
+  return n;
+}
+
 constexpr RowKernels kScalarRowKernels = {
     .isa = CpuIsa::kScalar,
     .max_abs_i64 = &MaxAbsI64,
@@ -185,6 +204,8 @@ constexpr RowKernels kScalarRowKernels = {
     .softmax_exps = &SoftmaxExps,
     .softmax_normalize = &SoftmaxNormalize,
     .requant_static = &RequantStatic,
+    .greedy_pick = &GreedyPick,
+    .requant_static_columns = &RequantStaticColumns,
 };
 
 }  // namespace

@@ -86,6 +86,14 @@ class RowOps {
       y8[i] = RequantI8Static(p[i], row_m, row_k, col_m[i], col_k, s_m, s_k);
   }
 
+  // y8[i] = RequantI8Static(p[i], row_m, row_k, 1, 0, s_m[i], s_k[i]): one row at per-channel
+  // static target scales (the K cache entry of one token and KV head).
+  virtual void RequantI8StaticColumns(const int64_t* p, int64_t n, int64_t row_m, int64_t row_k,
+                                      const int64_t* s_m, const int64_t* s_k, int8_t* y8) const {
+    for (int64_t i = 0; i < n; ++i)
+      y8[i] = RequantI8Static(p[i], row_m, row_k, 1, 0, s_m[i], s_k[i]);
+  }
+
   // ResidualAdd: h += d * dm / 2^dk in place; returns the new k_res.
   virtual int64_t AddResidual(int32_t* h, int64_t n, int64_t k_res, const int32_t* d, int64_t dm,
                               int64_t dk) const {
@@ -109,6 +117,21 @@ class RowOps {
   virtual void Swiglu(const int32_t* gate, const int32_t* up, int64_t n, int64_t tpos,
                       int64_t* y) const {
     DiSwiglu(gate, up, n, tpos, y);
+  }
+
+  // Greedy pick (docs/SPEC.md §5.6): the smallest v attaining max_v logits[v] * head_m[v]
+  // (int64 products); 0 when every product is INT64_MIN.
+  virtual int32_t GreedyPick(const int32_t* logits, const int64_t* head_m, int64_t n) const {
+    int64_t best = kInt64Min;
+    int32_t best_id = 0;
+    for (int64_t v = 0; v < n; ++v) {
+      const int64_t scaled = WrapMul(logits[v], head_m[v]);
+      if (scaled > best) {  // strict: ties keep the lowest id
+        best = scaled;
+        best_id = static_cast<int32_t>(v);
+      }
+    }
+    return best_id;
   }
 
   // Attention of one query row (one token, one query head) over slots [0, n_slots) of one KV

@@ -4,6 +4,7 @@
 // scales. Integer results admit no tolerance: whole outputs and returned scales must be equal.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "engine/backends/cpu_row_ops.h"
@@ -170,6 +171,48 @@ TEST_P(RowOpsCpu, RequantI8StaticRow) {
       fast_.RequantI8StaticRow(p.data(), n, row_m, row_k, col.data(), col_k, s_m, s_k, got.data());
       ASSERT_TRUE(test::SameBits(want, got))
           << "n " << n << " s_m " << s_m << " shift " << row_k + col_k - s_k;
+    }
+  }
+}
+
+TEST_P(RowOpsCpu, RequantI8StaticColumns) {
+  test::TestRng rng(30);
+  for (int rep = 0; rep < 40; ++rep) {
+    for (int64_t n : kLengths) {
+      const auto p = RandomRowI64(n, rng, 50);
+      std::vector<int64_t> s_m(static_cast<size_t>(n)), s_k(static_cast<size_t>(n));
+      for (size_t i = 0; i < s_m.size(); ++i) {
+        s_m[i] = rng.Uniform(0, 9) == 0 ? rng.Uniform(-3, 3) : rng.Uniform(1 << 15, (1 << 16) - 1);
+        s_k[i] = rng.Uniform(0, 80);
+      }
+      const int64_t row_m = rng.Uniform(0, 4) == 0 ? rng.Uniform(-5, 1 << 16) : 1;
+      const int64_t row_k = rng.Uniform(0, 60);
+      std::vector<int8_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
+      plain_.RequantI8StaticColumns(p.data(), n, row_m, row_k, s_m.data(), s_k.data(), want.data());
+      fast_.RequantI8StaticColumns(p.data(), n, row_m, row_k, s_m.data(), s_k.data(), got.data());
+      ASSERT_TRUE(test::SameBits(want, got)) << "n " << n << " row_k " << row_k;
+    }
+  }
+}
+
+TEST_P(RowOpsCpu, GreedyPickWithTiesAndEdges) {
+  test::TestRng rng(31);
+  for (int rep = 0; rep < 30; ++rep) {
+    for (int64_t n : {int64_t{1}, int64_t{5}, int64_t{8}, int64_t{9}, int64_t{77}, int64_t{1000},
+                      int64_t{151936}}) {
+      std::vector<int32_t> logits(static_cast<size_t>(n));
+      std::vector<int64_t> head_m(static_cast<size_t>(n));
+      const int64_t spread = rng.Uniform(0, 3) == 0 ? 3 : (int64_t{1} << 24);  // 3: many ties
+      for (size_t i = 0; i < logits.size(); ++i) {
+        logits[i] = static_cast<int32_t>(rng.Uniform(-spread, spread));
+        head_m[i] = rng.Uniform(0, 2) == 0 ? 1 : rng.Uniform(1, 1 << 16);
+      }
+      if (rep % 7 == 0) head_m[static_cast<size_t>(n - 1)] = kInt64Min;  // wrapped products
+      if (rep == 1)
+        std::fill(head_m.begin(), head_m.end(), kInt64Min);  // every product INT64_MIN or 0
+      ASSERT_EQ(plain_.GreedyPick(logits.data(), head_m.data(), n),
+                fast_.GreedyPick(logits.data(), head_m.data(), n))
+          << "n " << n << " rep " << rep;
     }
   }
 }
