@@ -377,9 +377,9 @@ void SetupBenchCommand(CLI::App& app, CommandContext& ctx) {
   opt->model.AddTo(cmd);
   cmd->add_option("--backend", opt->backend, "cpu | reference")->capture_default_str();
   cmd->add_option("--threads", opt->threads, "threads (0: every CPU)");
-  cmd->add_option(
-      "--isa", opt->isa,
-      "cpu backend ISA level: scalar | avx2 | avx512vnni (default: DETVERIFY_CPU_ISA or the best)");
+  cmd->add_option("--isa", opt->isa,
+                  "cpu backend ISA level: scalar | neon | neondot | avx2 | avx512vnni (default: "
+                  "DETVERIFY_CPU_ISA or the best the CPU offers)");
   cmd->add_option("--prefill", opt->prefill, "prompt lengths to prefill, comma separated")
       ->capture_default_str();
   cmd->add_option("--decode-batch", opt->decode_batches, "decode batch sizes, comma separated")

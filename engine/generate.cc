@@ -1,5 +1,8 @@
 #include "engine/generate.h"
 
+#include <algorithm>
+#include <array>
+#include <atomic>
 #include <stdexcept>
 
 namespace dv {
@@ -16,6 +19,9 @@ std::vector<RowResult> GenerateGreedy(IntQwen3& model,
     HashChain logits_chain, token_chain;
     std::vector<int32_t> logits;
     int32_t next = 0;  // the token to feed in the next decode call
+    // Chain states after each step, kept as digests in the loop (no allocation per step) and
+    // written out as hex once generation has ended.
+    std::vector<std::array<uint8_t, 32>> logits_states, token_states;
   };
   std::vector<RowState> st(prompts.size());
   std::vector<RowResult> results(prompts.size());
@@ -30,10 +36,15 @@ std::vector<RowResult> GenerateGreedy(IntQwen3& model,
     st[r].cache = std::make_unique<KvCache>(c, capacity);
     st[r].logits.resize(static_cast<size_t>(c.vocab));
     results[r].tokens.reserve(static_cast<size_t>(options.max_new));
+    st[r].logits_states.reserve(static_cast<size_t>(options.max_new));
+    st[r].token_states.reserve(static_cast<size_t>(options.max_new));
   }
 
   std::vector<ForwardRow> batch;
-  std::vector<size_t> batch_rows;
+  std::vector<size_t> batch_rows, stepped;
+  batch.reserve(st.size());
+  batch_rows.reserve(st.size());
+  stepped.reserve(st.size());
   for (;;) {
     batch.clear();
     batch_rows.clear();
@@ -46,7 +57,9 @@ std::vector<RowResult> GenerateGreedy(IntQwen3& model,
       if (s.fed < prompts[r].size()) {
         const size_t remaining = prompts[r].size() - s.fed;
         size_t n = remaining;
-        if (options.split > 0) n = s.fed == 0 ? std::min(remaining, static_cast<size_t>(options.split)) : 1;
+        if (options.split > 0) {
+          n = s.fed == 0 ? std::min(remaining, static_cast<size_t>(options.split)) : 1;
+        }
         fr.ids = prompts[r].data() + s.fed;
         fr.n_tokens = static_cast<int64_t>(n);
         s.fed += n;
@@ -59,21 +72,41 @@ std::vector<RowResult> GenerateGreedy(IntQwen3& model,
     }
     if (batch.empty()) break;
     model.Forward(batch);
-    for (size_t b = 0; b < batch.size(); ++b) {
-      const size_t r = batch_rows[b];
-      RowState& s = st[r];
-      if (s.fed < prompts[r].size()) continue;  // still inside the prompt: no step yet
-      const int32_t tok = model.GreedyPick(s.logits.data());
-      s.logits_chain.UpdateLogits(s.logits);
-      s.token_chain.UpdateToken(tok);
+    stepped.clear();
+    for (size_t r : batch_rows) {
+      if (st[r].fed >= prompts[r].size()) stepped.push_back(r);  // else still inside the prompt
+    }
+    // Each row's pick and hash chains are its own: the rows of a batch are finished in parallel
+    // (SHA-256 of the logits is the largest per-row cost after the forward pass).
+    // (ParallelFor bodies must not throw: a hashing failure is carried out and rethrown.)
+    std::atomic<bool> hash_failed{false};
+    model.backend().ParallelFor(static_cast<int64_t>(stepped.size()),
+                                [&](int64_t begin, int64_t end, int) {
+                                  for (int64_t i = begin; i < end; ++i) {
+                                    RowState& s = st[stepped[static_cast<size_t>(i)]];
+                                    s.next = model.GreedyPick(s.logits.data());
+                                    try {
+                                      s.logits_chain.UpdateLogits(s.logits);
+                                      s.token_chain.UpdateToken(s.next);
+                                    } catch (...) {
+                                      hash_failed = true;
+                                      return;
+                                    }
+                                    s.logits_states.push_back(s.logits_chain.state());
+                                    s.token_states.push_back(s.token_chain.state());
+                                  }
+                                });
+    if (hash_failed) throw std::runtime_error("SHA-256 of the step's logits failed");
+    for (size_t r : stepped) {
       RowResult& res = results[r];
-      res.tokens.push_back(tok);
-      res.logits_chain.push_back(s.logits_chain.Hex());
-      res.token_chain.push_back(s.token_chain.Hex());
-      if (options.keep_logits) res.logits.push_back(s.logits);
-      s.next = tok;
+      res.tokens.push_back(st[r].next);
+      if (options.keep_logits) res.logits.push_back(st[r].logits);
       if (on_step) on_step(r, static_cast<int64_t>(res.tokens.size()) - 1, options.max_new);
     }
+  }
+  for (size_t r = 0; r < st.size(); ++r) {
+    for (const auto& state : st[r].logits_states) results[r].logits_chain.push_back(HexOf(state));
+    for (const auto& state : st[r].token_states) results[r].token_chain.push_back(HexOf(state));
   }
   return results;
 }

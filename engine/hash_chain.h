@@ -17,11 +17,14 @@ class HashChain {
   void UpdateLogits(std::span<const int32_t> logits);
   void UpdateToken(int64_t token_id);
   const std::array<uint8_t, 32>& state() const { return state_; }
-  std::string Hex() const;                       // 64 hex digits
+  std::string Hex() const;  // 64 hex digits
   std::string Hex(size_t digits) const { return Hex().substr(0, digits); }
 
  private:
   std::array<uint8_t, 32> state_;
 };
+
+// 64 lower-case hex digits of a chain state.
+std::string HexOf(const std::array<uint8_t, 32>& state);
 
 }  // namespace dv

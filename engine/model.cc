@@ -1,6 +1,7 @@
 #include "engine/model.h"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 #include "engine/intmath.h"
@@ -28,21 +29,20 @@ KvCache::KvCache(const ModelConfig& config, int64_t capacity)
     : n_kv_(config.n_kv_heads),
       head_dim_(config.head_dim),
       capacity_(capacity),
-      head_bytes_(KvPaddedSlots(capacity) * KvPaddedDim(config.head_dim)) {
-  const size_t n = Sz(config.n_layers * n_kv_ * head_bytes_);
-  k_.assign(n, 0);
-  v_.assign(n, 0);
-}
+      head_bytes_(KvPaddedSlots(capacity) * KvPaddedDim(config.head_dim)),
+      k_(Sz(config.n_layers * n_kv_ * head_bytes_)),
+      v_(Sz(config.n_layers * n_kv_ * head_bytes_)) {}
 
 void KvCache::Write(int64_t layer, int64_t kv_head, int64_t slot, const int8_t* k8,
                     const int8_t* v8) {
   const int64_t d4 = KvPaddedDim(head_dim_);
-  int8_t* k = k_.data() + Offset(layer, kv_head);
-  int8_t* v = v_.data() + Offset(layer, kv_head);
-  for (int64_t j = 0; j < head_dim_; ++j) {
-    k[KvKOffset(slot, j, d4)] = k8[j];
-    v[KvVOffset(slot, j, d4)] = v8[j];
-  }
+  int8_t* k = K() + Offset(layer, kv_head) + KvKOffset(slot, 0, d4);
+  int8_t* v = V() + Offset(layer, kv_head) + KvVOffset(slot, 0, d4);
+  // K: channels 4j..4j+3 are adjacent, groups 64 bytes apart; V: channels 4 bytes apart.
+  const int64_t whole = head_dim_ / 4 * 4;
+  for (int64_t j = 0; j < whole; j += 4) std::memcpy(k + j * 16, k8 + j, 4);
+  for (int64_t j = whole; j < head_dim_; ++j) k[whole * 16 + j % 4] = k8[j];
+  for (int64_t j = 0; j < head_dim_; ++j) v[j * 4] = v8[j];
 }
 
 struct IntQwen3::PackedLayer {
@@ -53,8 +53,10 @@ struct IntQwen3::PackedLayer {
 struct ThreadScratch {
   std::vector<int32_t> y32;
   std::vector<int64_t> y64, s64, exps;
-  std::vector<int32_t> scores, probs;
-  std::vector<int8_t> k8, v8;  // [d] one cache slot of one KV head
+  std::vector<int32_t> scores, probs;  // [group, max_slots], like exps
+  std::vector<Dyadic> scales;          // [group] the attention scales of one KV group
+  std::vector<int64_t> tpos;           // [group]
+  std::vector<int8_t> k8, v8;          // [d] one cache slot of one KV head
   WrapCounter wraps;
 };
 
@@ -134,9 +136,12 @@ void IntQwen3::EnsureWorkspace(int64_t tokens, int64_t max_slots, int64_t rows) 
     grow(s.y32, widest);
     grow(s.y64, widest);
     grow(s.s64, widest);
-    grow(s.exps, max_slots);
-    grow(s.scores, max_slots);
-    grow(s.probs, max_slots);
+    // Attention scratch: one row of max_slots per q head of a KV group.
+    grow(s.exps, c.group() * max_slots);
+    grow(s.scores, c.group() * max_slots);
+    grow(s.probs, c.group() * max_slots);
+    grow(s.scales, c.group());
+    grow(s.tpos, c.group());
     grow(s.k8, c.head_dim);
     grow(s.v8, c.head_dim);
   }
@@ -438,12 +443,15 @@ void IntQwen3::QkvHeads(int64_t layer, TraceSink* trace) {
 }
 
 // Attention of each (token, q head) over its row's slots 0..pos (causal; every slot of the
-// row's own cache is valid). Every cache write of this call happened in QkvHeads.
+// row's own cache is valid). One work item is a token's KV head with the group of q heads that
+// share it, so a backend can read that head's K and V once. Every cache write of this call
+// happened in QkvHeads.
 void IntQwen3::Attention(int64_t layer, TraceSink* trace) {
   const ModelConfig& c = w_.config;
   const LayerWeights& L = w_.layers[Sz(layer)];
   Workspace& ws = *ws_;
   const int64_t M = ws.tokens, d = c.head_dim, nq = c.n_q_heads, qd = nq * d;
+  const int64_t nkv = c.n_kv_heads, group = c.group();
   const std::string pre = LayerPrefix(layer, ".attn.", trace);
 
   std::vector<int64_t> tr_smraw, tr_skraw, tr_sm, tr_sk, tr_tpos, tr_probs;
@@ -453,24 +461,32 @@ void IntQwen3::Attention(int64_t layer, TraceSink* trace) {
     for (auto* v : {&tr_smraw, &tr_skraw, &tr_sm, &tr_sk, &tr_tpos}) v->resize(Sz(M * nq));
     tr_probs.assign(Sz(M * nq * tr_slots), 0);
   }
-  backend_.ParallelFor(M * nq, [&](int64_t begin, int64_t end, int thread) {
+  backend_.ParallelFor(M * nkv, [&](int64_t begin, int64_t end, int thread) {
     ThreadScratch& s = ws.scratch[Sz(thread)];
-    for (int64_t th = begin; th < end; ++th) {
-      const int64_t t = th / nq, h = th % nq, kvh = h / c.group();
+    const auto stride = static_cast<int64_t>(s.scores.size()) / group;
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t t = item / nkv, kvh = item % nkv, h0 = kvh * group, th0 = t * nq + h0;
       const int64_t n_slots = ws.pos[Sz(t)] + 1;
-      const int64_t sm_raw = WrapMul(ws.qm[Sz(th)], L.ks_m[Sz(kvh)]);
-      const int64_t sk_raw = WrapAdd(ws.qk[Sz(th)], L.ks_k[Sz(kvh)]);
-      const Dyadic sm = NormScale(sm_raw, sk_raw);
-      const int64_t tpos = ops_.Attend(
-          ws.q8.data() + t * qd + h * d, ws.cache[Sz(t)]->view(layer, kvh), n_slots, sm,
-          s.scores.data(), s.exps.data(), s.probs.data(), ws.ctx.data() + t * qd + h * d);
+      for (int64_t i = 0; i < group; ++i) {
+        const int64_t sm_raw = WrapMul(ws.qm[Sz(th0 + i)], L.ks_m[Sz(kvh)]);
+        const int64_t sk_raw = WrapAdd(ws.qk[Sz(th0 + i)], L.ks_k[Sz(kvh)]);
+        s.scales[Sz(i)] = NormScale(sm_raw, sk_raw);
+        if (trace) {
+          tr_smraw[Sz(th0 + i)] = sm_raw;
+          tr_skraw[Sz(th0 + i)] = sk_raw;
+        }
+      }
+      ops_.AttendGroup(group, ws.q8.data() + t * qd + h0 * d, ws.cache[Sz(t)]->view(layer, kvh),
+                       n_slots, s.scales.data(), stride, s.scores.data(), s.exps.data(),
+                       s.probs.data(), ws.ctx.data() + t * qd + h0 * d, s.tpos.data());
       if (trace) {
-        tr_smraw[Sz(th)] = sm_raw;
-        tr_skraw[Sz(th)] = sk_raw;
-        tr_sm[Sz(th)] = sm.m;
-        tr_sk[Sz(th)] = sm.k;
-        tr_tpos[Sz(th)] = tpos;
-        std::copy_n(s.probs.data(), n_slots, tr_probs.begin() + th * tr_slots);
+        for (int64_t i = 0; i < group; ++i) {
+          const int64_t th = th0 + i;
+          tr_sm[Sz(th)] = s.scales[Sz(i)].m;
+          tr_sk[Sz(th)] = s.scales[Sz(i)].k;
+          tr_tpos[Sz(th)] = s.tpos[Sz(i)];
+          std::copy_n(s.probs.data() + i * stride, n_slots, tr_probs.begin() + th * tr_slots);
+        }
       }
     }
   });

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/backends/backend.h"
+#include "engine/backends/cpu_weight_arena.h"
 #include "engine/dyadic.h"
 #include "engine/model_weights.h"
 
@@ -27,7 +28,7 @@ class KvCache {
   int64_t capacity() const { return capacity_; }
   KvHeadView view(int64_t layer, int64_t kv_head) const {
     const size_t at = Offset(layer, kv_head);
-    return {k_.data() + at, v_.data() + at, head_dim_};
+    return {K() + at, V() + at, head_dim_};
   }
   // Stores k8[d], v8[d] as slot `slot` of (layer, kv_head).
   void Write(int64_t layer, int64_t kv_head, int64_t slot, const int8_t* k8, const int8_t* v8);
@@ -38,8 +39,10 @@ class KvCache {
     return static_cast<size_t>((layer * n_kv_ + kv_head) * head_bytes_);
   }
   int64_t n_kv_, head_dim_, capacity_, head_bytes_;
+  int8_t* K() const { return reinterpret_cast<int8_t*>(k_.data()); }
+  int8_t* V() const { return reinterpret_cast<int8_t*>(v_.data()); }
   int64_t length_ = 0;
-  std::vector<int8_t> k_, v_;
+  HugePageBuffer k_, v_;  // zero-filled: padding bytes of the layout stay 0
 };
 
 // Receives intermediate tensors of a single-row forward call, for locating the first operation

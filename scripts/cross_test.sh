@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 
 arch="${1:-}"
 case "$arch" in
-  aarch64) triplet=aarch64-linux-gnu; isas=(scalar neon) ;;
+  aarch64) triplet=aarch64-linux-gnu; isas=(scalar neon neondot) ;;
   s390x) triplet=s390x-linux-gnu; isas=(scalar) ;;
   *) echo "usage: scripts/cross_test.sh aarch64|s390x [ctest arguments]" >&2; exit 2 ;;
 esac

@@ -50,7 +50,7 @@ void BM_MatmulI8Layers(benchmark::State& state) {
 }
 
 void MatmulArgs(benchmark::internal::Benchmark* b) {
-  for (int isa : {0, 1, 2, 3}) {  // CpuIsa: scalar, neon, avx2, avx512vnni
+  for (int isa : {0, 1, 2, 3, 4}) {  // CpuIsa: scalar, neon, avx2, avx512vnni, neondot
     for (int threads : {1, 2}) {
       for (int m : {1, 4, 8, 64}) b->Args({m, threads, isa});
     }

@@ -152,8 +152,147 @@ void ContextAvx512(const int32_t* p, const int8_t* v, int64_t n_slots, int64_t d
   }
 }
 
+// Two queries, one pass over K: each K vector is loaded (and flipped) once for both queries'
+// vpdpbusd. One block at a time, even and odd groups in separate accumulators (four chains).
+void ScoresPairAvx512(const int8_t* qa, const int8_t* qb, const int8_t* k, int64_t n_slots,
+                      int64_t d4, int32_t* scores_a, int32_t* scores_b) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  const int64_t groups = d4 / 4;
+  int32_t sum_a = 0, sum_b = 0;
+  for (int64_t j = 0; j < d4; ++j) {
+    sum_a += qa[j];
+    sum_b += qb[j];
+  }
+  const __m512i corr_a = _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(sum_a) << 7));
+  const __m512i corr_b = _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(sum_b) << 7));
+  const int64_t blocks = (n_slots + 15) / 16;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int8_t* kb = k + b * 16 * d4;
+    __m512i a0 = _mm512_setzero_si512(), a1 = _mm512_setzero_si512();
+    __m512i b0 = _mm512_setzero_si512(), b1 = _mm512_setzero_si512();
+    int64_t g = 0;
+    for (; g + 2 <= groups; g += 2) {
+      const __m512i k0 = _mm512_xor_si512(_mm512_loadu_si512(kb + 64 * g), flip);
+      const __m512i k1 = _mm512_xor_si512(_mm512_loadu_si512(kb + 64 * g + 64), flip);
+      a0 = _mm512_dpbusd_epi32(a0, k0, _mm512_set1_epi32(Load4(qa + 4 * g)));
+      b0 = _mm512_dpbusd_epi32(b0, k0, _mm512_set1_epi32(Load4(qb + 4 * g)));
+      a1 = _mm512_dpbusd_epi32(a1, k1, _mm512_set1_epi32(Load4(qa + 4 * g + 4)));
+      b1 = _mm512_dpbusd_epi32(b1, k1, _mm512_set1_epi32(Load4(qb + 4 * g + 4)));
+    }
+    if (g < groups) {
+      const __m512i k0 = _mm512_xor_si512(_mm512_loadu_si512(kb + 64 * g), flip);
+      a0 = _mm512_dpbusd_epi32(a0, k0, _mm512_set1_epi32(Load4(qa + 4 * g)));
+      b0 = _mm512_dpbusd_epi32(b0, k0, _mm512_set1_epi32(Load4(qb + 4 * g)));
+    }
+    const __mmask16 mask = SlotMask(n_slots - b * 16);
+    _mm512_mask_storeu_epi32(scores_a + b * 16, mask,
+                             _mm512_sub_epi32(_mm512_add_epi32(a0, a1), corr_a));
+    _mm512_mask_storeu_epi32(scores_b + b * 16, mask,
+                             _mm512_sub_epi32(_mm512_add_epi32(b0, b1), corr_b));
+  }
+}
+
+// p[first .. first+16) (zero past n_slots) as the byte quadruples lo (p & 127) and hi (p >> 7)
+// of four slot groups each.
+inline void SplitProbs16(const int32_t* p, int64_t first, int64_t n_slots, uint8_t* lo,
+                         uint8_t* hi) {
+  const __m512i v = _mm512_maskz_loadu_epi32(SlotMask(n_slots - first), p + first);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(lo),
+                   _mm512_cvtepi32_epi8(_mm512_and_si512(v, _mm512_set1_epi32(127))));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(hi), _mm512_cvtepi32_epi8(_mm512_srli_epi32(v, 7)));
+}
+
+inline int32_t Load4(const uint8_t* p) {
+  int32_t v;
+  __builtin_memcpy(&v, p, 4);
+  return v;
+}
+
+// Channels [j0, j0 + 16 * kBlocks) of both queries' contexts (16 accumulators at kBlocks = 4);
+// `last` masks the final 16-channel block. Each V vector is loaded once for four vpdpbusd.
+template <int kBlocks>
+void ContextPairBlocks(const int32_t* pa, const int32_t* pb, const int8_t* v, int64_t n_slots,
+                       int64_t d4, int64_t j0, __mmask64 last, int64_t* ctx_a, int64_t* ctx_b,
+                       int64_t d) {
+  constexpr size_t kB = kBlocks;
+  __m512i lo_a[kB], hi_a[kB], lo_b[kB], hi_b[kB];
+#pragma GCC unroll 4
+  for (size_t i = 0; i < kB; ++i) lo_a[i] = hi_a[i] = lo_b[i] = hi_b[i] = _mm512_setzero_si512();
+  alignas(16) uint8_t la[16], ha[16], lb[16], hb[16];
+  for (int64_t first = 0; first < n_slots; first += 16) {
+    SplitProbs16(pa, first, n_slots, la, ha);
+    SplitProbs16(pb, first, n_slots, lb, hb);
+    const int64_t quads = n_slots - first >= 16 ? 4 : (n_slots - first + 3) / 4;
+    for (int64_t q = 0; q < quads; ++q) {
+      const __m512i pla = _mm512_set1_epi32(Load4(la + 4 * q));
+      const __m512i pha = _mm512_set1_epi32(Load4(ha + 4 * q));
+      const __m512i plb = _mm512_set1_epi32(Load4(lb + 4 * q));
+      const __m512i phb = _mm512_set1_epi32(Load4(hb + 4 * q));
+      const int8_t* vg = v + (first + 4 * q) * d4 + 4 * j0;
+#pragma GCC unroll 4
+      for (size_t i = 0; i < kB; ++i) {
+        const __m512i vv = i + 1 < kB ? _mm512_loadu_si512(vg + 64 * i)
+                                      : _mm512_maskz_loadu_epi8(last, vg + 64 * i);
+        lo_a[i] = _mm512_dpbusd_epi32(lo_a[i], pla, vv);
+        hi_a[i] = _mm512_dpbusd_epi32(hi_a[i], pha, vv);
+        lo_b[i] = _mm512_dpbusd_epi32(lo_b[i], plb, vv);
+        hi_b[i] = _mm512_dpbusd_epi32(hi_b[i], phb, vv);
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (size_t i = 0; i < kB; ++i) {
+    // ctx = 128 * hi + lo in int64, sixteen channels per block (the block starts below d).
+    const int64_t j = j0 + 16 * static_cast<int64_t>(i), left = d - j;
+    const auto m0 = static_cast<__mmask8>(left >= 8 ? 0xFFu : (1u << left) - 1u);
+    const auto m1 = static_cast<__mmask8>(left >= 16 ? 0xFFu
+                                          : left > 8 ? (1u << (left - 8)) - 1u
+                                                     : 0u);
+    auto widen = [&](__m512i lo, __m512i hi, int64_t* out) {
+      const __m512i lo0 = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(lo));
+      const __m512i lo1 = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(lo, 1));
+      const __m512i hi0 = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(hi));
+      const __m512i hi1 = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(hi, 1));
+      _mm512_mask_storeu_epi64(out + j, m0, _mm512_add_epi64(_mm512_slli_epi64(hi0, 7), lo0));
+      _mm512_mask_storeu_epi64(out + j + 8, m1, _mm512_add_epi64(_mm512_slli_epi64(hi1, 7), lo1));
+    };
+    widen(lo_a[i], hi_a[i], ctx_a);
+    widen(lo_b[i], hi_b[i], ctx_b);
+  }
+}
+
+void ContextPairAvx512(const int32_t* pa, const int32_t* pb, const int8_t* v, int64_t n_slots,
+                       int64_t d, int64_t d4, int64_t* ctx_a, int64_t* ctx_b) {
+  // Up to 4 blocks of 16 channels (64 channels, 16 accumulators) per pass over the slots.
+  for (int64_t j0 = 0; j0 < d4; j0 += 64) {
+    const int64_t chans = d4 - j0 < 64 ? d4 - j0 : 64;  // a multiple of 4
+    const int64_t blocks = (chans + 15) / 16;
+    const int64_t tail_bytes = 4 * (chans - 16 * (blocks - 1));  // 16..64
+    const __mmask64 last = tail_bytes >= 64 ? ~__mmask64{0} : (__mmask64{1} << tail_bytes) - 1;
+    switch (blocks) {
+      case 1:
+        ContextPairBlocks<1>(pa, pb, v, n_slots, d4, j0, last, ctx_a, ctx_b, d);
+        break;
+      case 2:
+        ContextPairBlocks<2>(pa, pb, v, n_slots, d4, j0, last, ctx_a, ctx_b, d);
+        break;
+      case 3:
+        ContextPairBlocks<3>(pa, pb, v, n_slots, d4, j0, last, ctx_a, ctx_b, d);
+        break;
+      default:
+        ContextPairBlocks<4>(pa, pb, v, n_slots, d4, j0, last, ctx_a, ctx_b, d);
+        break;
+    }
+  }
+}
+
 constexpr AttentionI8Kernel kAvx512Kernel = {
-    .isa = CpuIsa::kAvx512Vnni, .scores = &ScoresAvx512, .context = &ContextAvx512};
+    .isa = CpuIsa::kAvx512Vnni,
+    .scores = &ScoresAvx512,
+    .context = &ContextAvx512,
+    .scores_pair = &ScoresPairAvx512,
+    .context_pair = &ContextPairAvx512,
+};
 
 }  // namespace
 

@@ -10,6 +10,7 @@ const AttentionI8Kernel& AttentionI8KernelFor(CpuIsa isa) {
   switch (isa) {
     case CpuIsa::kScalar:
     case CpuIsa::kNeon:  // the portable loops; the compiler vectorizes them with NEON
+    case CpuIsa::kNeonDot:
       return *AttentionI8KernelScalar();
 #if defined(DV_CPU_X86_KERNELS)
     case CpuIsa::kAvx2:

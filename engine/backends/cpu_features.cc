@@ -1,16 +1,23 @@
 #include "engine/backends/cpu_features.h"
 
 #include <cstdlib>
+#include <iterator>
 #include <stdexcept>
+
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
 
 namespace dv {
 namespace {
 
-constexpr CpuIsa kAllIsas[] = {CpuIsa::kScalar, CpuIsa::kNeon, CpuIsa::kAvx2, CpuIsa::kAvx512Vnni};
+// Most portable first: BestCpuIsa() is the last supported one.
+constexpr CpuIsa kAllIsas[] = {CpuIsa::kScalar, CpuIsa::kNeon, CpuIsa::kNeonDot, CpuIsa::kAvx2,
+                               CpuIsa::kAvx512Vnni};
 
-std::string SupportedList() {
+std::string NameList(const std::vector<CpuIsa>& isas) {
   std::string out;
-  for (CpuIsa isa : SupportedCpuIsas()) {
+  for (CpuIsa isa : isas) {
     if (!out.empty()) out += ", ";
     out += CpuIsaName(isa);
   }
@@ -25,6 +32,8 @@ std::string_view CpuIsaName(CpuIsa isa) {
       return "scalar";
     case CpuIsa::kNeon:
       return "neon";
+    case CpuIsa::kNeonDot:
+      return "neondot";
     case CpuIsa::kAvx2:
       return "avx2";
     case CpuIsa::kAvx512Vnni:
@@ -38,7 +47,7 @@ CpuIsa ParseCpuIsa(std::string_view name) {
     if (CpuIsaName(isa) == name) return isa;
   }
   throw std::invalid_argument("unknown cpu ISA level '" + std::string(name) +
-                              "' (known: scalar, neon, avx2, avx512vnni)");
+                              "' (known: " + NameList(AllCpuIsas()) + ")");
 }
 
 bool CpuSupports(CpuIsa isa) {
@@ -48,8 +57,16 @@ bool CpuSupports(CpuIsa isa) {
 #if defined(__aarch64__)
     case CpuIsa::kNeon:
       return true;  // Advanced SIMD is part of the AArch64 base ABI
+    case CpuIsa::kNeonDot:
+#if defined(__linux__)
+      // The kernel sets HWCAP_ASIMDDP from ID_AA64ISAR0_EL1.DP (FEAT_DotProd: SDOT/UDOT).
+      return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+#else
+      return false;  // no detection here: the neon level serves
+#endif
 #else
     case CpuIsa::kNeon:
+    case CpuIsa::kNeonDot:
       return false;
 #endif
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -70,6 +87,8 @@ bool CpuSupports(CpuIsa isa) {
   return false;
 }
 
+std::vector<CpuIsa> AllCpuIsas() { return {std::begin(kAllIsas), std::end(kAllIsas)}; }
+
 std::vector<CpuIsa> SupportedCpuIsas() {
   std::vector<CpuIsa> out;
   for (CpuIsa isa : kAllIsas) {
@@ -84,7 +103,7 @@ void RequireCpuIsa(CpuIsa isa) {
   if (!CpuSupports(isa)) {
     throw std::invalid_argument("this CPU cannot run the cpu backend at ISA level '" +
                                 std::string(CpuIsaName(isa)) +
-                                "' (CPUID offers: " + SupportedList() + ")");
+                                "' (CPUID offers: " + NameList(SupportedCpuIsas()) + ")");
   }
 }
 

@@ -146,38 +146,101 @@ int32_t CpuRowOps::GreedyPick(const int32_t* logits, const int64_t* head_m, int6
   return static_cast<int32_t>(k_.greedy_pick(logits, head_m, n));
 }
 
+namespace {
+
+// ctx[j] = sum_s p[s] * v[s][j] by the definition, for probabilities the int32 kernels do not
+// take (a sum of 2^23 or more cannot happen when the denominator is the sum of the exps).
+void ContextPlain(const int32_t* probs, const KvHeadView& kv, int64_t n_slots, int64_t* ctx) {
+  const int64_t d = kv.head_dim, d4 = KvPaddedDim(d);
+  for (int64_t j = 0; j < d; ++j) {
+    int64_t acc = 0;
+    for (int64_t s = 0; s < n_slots; ++s) {
+      acc = WrapAdd(acc, static_cast<int64_t>(probs[s]) * kv.v[KvVOffset(s, j, d4)]);
+    }
+    ctx[j] = acc;
+  }
+}
+
+}  // namespace
+
+bool CpuRowOps::AttendFast(int64_t head_dim, int64_t n_slots, int64_t tpos) {
+  return KvPaddedDim(head_dim) <= kFastMaxHeadDim && n_slots <= kFastMaxSlots && n_slots >= 1 &&
+         tpos < kFastMaxTpos;
+}
+
+// DiSoftmax (engine/ops/di_softmax.h), all slots visible: the row maximum, DI-Exp of each
+// score's distance to it, and rhad(e << 14, max(sum e, 1)). Returns the probabilities' sum.
+int64_t CpuRowOps::Softmax(const int32_t* scores, int64_t n_slots, int64_t tpos, int64_t* exps,
+                           int32_t* probs) const {
+  int32_t row_max = scores[0];
+  for (int64_t i = 1; i < n_slots; ++i) row_max = scores[i] > row_max ? scores[i] : row_max;
+  const RowDivisor tpos_div(static_cast<uint64_t>(tpos));
+  const int64_t denom = k_.softmax_exps(scores, n_slots, row_max, tpos, tpos_div.params(), exps);
+  const RowDivisor denom_div(static_cast<uint64_t>(Max(denom, 1)));
+  return k_.softmax_normalize(exps, n_slots, denom_div.params(), probs);
+}
+
 int64_t CpuRowOps::Attend(const int8_t* q8, const KvHeadView& kv, int64_t n_slots, Dyadic scale,
                           int32_t* scores, int64_t* exps, int32_t* probs, int64_t* ctx) const {
   const int64_t d = kv.head_dim, d4 = KvPaddedDim(d);
   const int64_t tpos = DiExpTpos(scale.m, scale.k);
-  if (d4 > kFastMaxHeadDim || n_slots > kFastMaxSlots || n_slots < 1 || tpos >= kFastMaxTpos) {
+  if (!AttendFast(d, n_slots, tpos)) {
     return RowOps::Attend(q8, kv, n_slots, scale, scores, exps, probs, ctx);
   }
   int8_t q_padded[kFastMaxHeadDim];
   std::memcpy(q_padded, q8, static_cast<size_t>(d));
   std::memset(q_padded + d, 0, static_cast<size_t>(d4 - d));
   attention_.scores(q_padded, kv.k, n_slots, d4, scores);
-
-  // DiSoftmax (engine/ops/di_softmax.h), all slots visible: the row maximum, DI-Exp of each
-  // score's distance to it, and rhad(e << 14, max(sum e, 1)).
-  int32_t row_max = scores[0];
-  for (int64_t i = 1; i < n_slots; ++i) row_max = scores[i] > row_max ? scores[i] : row_max;
-  const RowDivisor tpos_div(static_cast<uint64_t>(tpos));
-  const int64_t denom = k_.softmax_exps(scores, n_slots, row_max, tpos, tpos_div.params(), exps);
-  const RowDivisor denom_div(static_cast<uint64_t>(Max(denom, 1)));
-  const int64_t prob_sum = k_.softmax_normalize(exps, n_slots, denom_div.params(), probs);
-  if (prob_sum >= kFastMaxProbSum) {  // cannot happen when denom is the sum of the exps
-    for (int64_t j = 0; j < d; ++j) {
-      int64_t acc = 0;
-      for (int64_t s = 0; s < n_slots; ++s) {
-        acc = WrapAdd(acc, static_cast<int64_t>(probs[s]) * kv.v[KvVOffset(s, j, d4)]);
-      }
-      ctx[j] = acc;
-    }
-    return tpos;
+  if (Softmax(scores, n_slots, tpos, exps, probs) >= kFastMaxProbSum) {
+    ContextPlain(probs, kv, n_slots, ctx);
+  } else {
+    attention_.context(probs, kv.v, n_slots, d, d4, ctx);
   }
-  attention_.context(probs, kv.v, n_slots, d, d4, ctx);
   return tpos;
+}
+
+// Query heads in pairs: one pass over K gives both pairs' scores, one pass over V both
+// contexts, so the group reads its KV head once instead of once per query. Each query's numbers
+// are exactly Attend's.
+void CpuRowOps::AttendGroup(int64_t queries, const int8_t* q8, const KvHeadView& kv,
+                            int64_t n_slots, const Dyadic* scales, int64_t slot_stride,
+                            int32_t* scores, int64_t* exps, int32_t* probs, int64_t* ctx,
+                            int64_t* tpos) const {
+  const int64_t d = kv.head_dim, d4 = KvPaddedDim(d);
+  int64_t i = 0;
+  if (attention_.scores_pair != nullptr) {
+    for (; i + 2 <= queries; i += 2) {
+      const int64_t ta = DiExpTpos(scales[i].m, scales[i].k);
+      const int64_t tb = DiExpTpos(scales[i + 1].m, scales[i + 1].k);
+      if (!AttendFast(d, n_slots, ta) || !AttendFast(d, n_slots, tb)) break;
+      int8_t qa[kFastMaxHeadDim], qb[kFastMaxHeadDim];
+      std::memcpy(qa, q8 + i * d, static_cast<size_t>(d));
+      std::memcpy(qb, q8 + (i + 1) * d, static_cast<size_t>(d));
+      std::memset(qa + d, 0, static_cast<size_t>(d4 - d));
+      std::memset(qb + d, 0, static_cast<size_t>(d4 - d));
+      int32_t* sa = scores + i * slot_stride;
+      int32_t* sb = sa + slot_stride;
+      attention_.scores_pair(qa, qb, kv.k, n_slots, d4, sa, sb);
+      int32_t* pa = probs + i * slot_stride;
+      int32_t* pb = pa + slot_stride;
+      const int64_t sum_a = Softmax(sa, n_slots, ta, exps + i * slot_stride, pa);
+      const int64_t sum_b = Softmax(sb, n_slots, tb, exps + (i + 1) * slot_stride, pb);
+      int64_t* ca = ctx + i * d;
+      int64_t* cb = ca + d;
+      if (sum_a < kFastMaxProbSum && sum_b < kFastMaxProbSum) {
+        attention_.context_pair(pa, pb, kv.v, n_slots, d, d4, ca, cb);
+      } else {
+        ContextPlain(pa, kv, n_slots, ca);
+        ContextPlain(pb, kv, n_slots, cb);
+      }
+      tpos[i] = ta;
+      tpos[i + 1] = tb;
+    }
+  }
+  for (; i < queries; ++i) {
+    tpos[i] = Attend(q8 + i * d, kv, n_slots, scales[i], scores + i * slot_stride,
+                     exps + i * slot_stride, probs + i * slot_stride, ctx + i * d);
+  }
 }
 
 }  // namespace dv

@@ -41,8 +41,16 @@ class CpuRowOps final : public RowOps {
   int32_t GreedyPick(const int32_t* logits, const int64_t* head_m, int64_t n) const override;
   int64_t Attend(const int8_t* q8, const KvHeadView& kv, int64_t n_slots, Dyadic scale,
                  int32_t* scores, int64_t* exps, int32_t* probs, int64_t* ctx) const override;
+  void AttendGroup(int64_t queries, const int8_t* q8, const KvHeadView& kv, int64_t n_slots,
+                   const Dyadic* scales, int64_t slot_stride, int32_t* scores, int64_t* exps,
+                   int32_t* probs, int64_t* ctx, int64_t* tpos) const override;
 
  private:
+  // Whether Attend's fast path (int32 kernels, multiply-shift divisions) holds for a query.
+  static bool AttendFast(int64_t head_dim, int64_t n_slots, int64_t tpos);
+  int64_t Softmax(const int32_t* scores, int64_t n_slots, int64_t tpos, int64_t* exps,
+                  int32_t* probs) const;
+
   const RowKernels& k_;       // this ISA's element loops
   const RowKernels& scalar_;  // finishes rows a vector loop stops early on
   const AttentionI8Kernel& attention_;

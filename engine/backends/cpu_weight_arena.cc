@@ -15,6 +15,27 @@ constexpr size_t kAlign = 4096;
 
 size_t RoundUp(size_t v, size_t to) { return (v + to - 1) / to * to; }
 
+// `size` bytes (a multiple of 2 MiB) of zeroed anonymous memory starting on a 2 MiB boundary.
+uint8_t* MapHugeAligned(size_t size, bool huge_pages) {
+  // Over-map by one huge page and trim, so the mapping starts on a 2 MiB boundary.
+  void* raw = ::mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (raw == MAP_FAILED) throw std::bad_alloc();
+  auto* p = static_cast<uint8_t*>(raw);
+  const auto addr = reinterpret_cast<uintptr_t>(p);
+  const size_t lead = (kHugePage - addr % kHugePage) % kHugePage;
+  if (lead > 0) ::munmap(p, lead);
+  const size_t trail = kHugePage - lead;
+  if (trail > 0) ::munmap(p + lead + size, trail);
+  uint8_t* base = p + lead;
+#if defined(MADV_HUGEPAGE)
+  if (huge_pages) ::madvise(base, size, MADV_HUGEPAGE);
+#else
+  (void)huge_pages;
+#endif
+  return base;
+}
+
 }  // namespace
 
 CpuWeightArena::CpuWeightArena(bool huge_pages) : huge_pages_(huge_pages) {}
@@ -27,21 +48,7 @@ uint8_t* CpuWeightArena::Allocate(int64_t bytes) {
   const size_t need = RoundUp(static_cast<size_t>(bytes > 0 ? bytes : 1), kAlign);
   if (chunks_.empty() || chunks_.back().size - chunks_.back().used < need) {
     const size_t size = RoundUp(need > kChunkBytes ? need : kChunkBytes, kHugePage);
-    // Over-map by one huge page and trim, so the chunk starts on a 2 MiB boundary.
-    void* raw = ::mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (raw == MAP_FAILED) throw std::bad_alloc();
-    auto* p = static_cast<uint8_t*>(raw);
-    const auto addr = reinterpret_cast<uintptr_t>(p);
-    const size_t lead = (kHugePage - addr % kHugePage) % kHugePage;
-    if (lead > 0) ::munmap(p, lead);
-    const size_t trail = kHugePage - lead;
-    if (trail > 0) ::munmap(p + lead + size, trail);
-    uint8_t* base = p + lead;
-#if defined(MADV_HUGEPAGE)
-    if (huge_pages_) ::madvise(base, size, MADV_HUGEPAGE);
-#endif
-    chunks_.push_back({base, size, 0});
+    chunks_.push_back({MapHugeAligned(size, huge_pages_), size, 0});
   }
   Chunk& c = chunks_.back();
   uint8_t* out = c.base + c.used;
@@ -49,6 +56,13 @@ uint8_t* CpuWeightArena::Allocate(int64_t bytes) {
   allocated_ += static_cast<int64_t>(need);
   return out;
 }
+
+HugePageBuffer::HugePageBuffer(size_t bytes)
+    : size_(bytes), mapped_(RoundUp(bytes > 0 ? bytes : 1, kHugePage)) {
+  base_ = MapHugeAligned(mapped_, true);
+}
+
+HugePageBuffer::~HugePageBuffer() { ::munmap(base_, mapped_); }
 
 const char* HugePageMode() {
   std::FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");

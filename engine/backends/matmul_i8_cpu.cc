@@ -12,8 +12,11 @@ const MatmulI8Kernel& MatmulI8KernelFor(CpuIsa isa) {
 #if defined(DV_CPU_NEON_KERNELS)
     case CpuIsa::kNeon:
       return *MatmulI8KernelNeon();
+    case CpuIsa::kNeonDot:
+      return *MatmulI8KernelNeonDot();
 #else
     case CpuIsa::kNeon:
+    case CpuIsa::kNeonDot:
       break;
 #endif
 #if defined(DV_CPU_X86_KERNELS)

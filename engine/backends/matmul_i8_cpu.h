@@ -52,6 +52,7 @@ const MatmulI8Kernel& MatmulI8KernelFor(CpuIsa isa);
 // Defined in the per-ISA translation units (each compiled with its own target flags).
 const MatmulI8Kernel* MatmulI8KernelScalar();
 const MatmulI8Kernel* MatmulI8KernelNeon();
+const MatmulI8Kernel* MatmulI8KernelNeonDot();
 const MatmulI8Kernel* MatmulI8KernelAvx2();
 const MatmulI8Kernel* MatmulI8KernelAvx512Vnni();
 

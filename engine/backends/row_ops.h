@@ -158,6 +158,20 @@ class RowOps {
     }
     return tpos;
   }
+
+  // Attend for the `queries` query heads that share one KV head (grouped-query attention): query
+  // i reads q8 + i*d, uses scales[i], writes ctx + i*d and tpos[i], and has the scratch rows
+  // scores/exps/probs + i*slot_stride (slot_stride >= n_slots). One call lets a backend read
+  // the KV head once for the whole group.
+  virtual void AttendGroup(int64_t queries, const int8_t* q8, const KvHeadView& kv, int64_t n_slots,
+                           const Dyadic* scales, int64_t slot_stride, int32_t* scores,
+                           int64_t* exps, int32_t* probs, int64_t* ctx, int64_t* tpos) const {
+    const int64_t d = kv.head_dim;
+    for (int64_t i = 0; i < queries; ++i) {
+      tpos[i] = Attend(q8 + i * d, kv, n_slots, scales[i], scores + i * slot_stride,
+                       exps + i * slot_stride, probs + i * slot_stride, ctx + i * d);
+    }
+  }
 };
 
 }  // namespace dv

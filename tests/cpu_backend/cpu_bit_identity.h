@@ -85,7 +85,7 @@ inline std::vector<std::vector<int32_t>> Batch(const std::vector<int32_t>& ours,
   return ComposeBatch(ours, MakeCoPrompts(spec, vocab), position);
 }
 
-class CpuBitIdentity : public ::testing::TestWithParam<CpuIsa> {
+class CpuBitIdentity : public IsaTest {
  protected:
   static const Artifact& TinyA() {
     static const auto a = Artifact::Load(test::FixtureDir("tiny-a"));

@@ -2,8 +2,13 @@
 // this CPU lacks are refused with a message that says what it has.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
+
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
 
 #include "engine/backends/cpu_backend.h"
 #include "engine/backends/cpu_features.h"
@@ -39,9 +44,8 @@ class ScopedIsaEnv {
 };
 
 TEST(CpuFeatures, NamesRoundTrip) {
-  for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kNeon, CpuIsa::kAvx2, CpuIsa::kAvx512Vnni}) {
-    EXPECT_EQ(ParseCpuIsa(CpuIsaName(isa)), isa);
-  }
+  for (CpuIsa isa : AllCpuIsas()) EXPECT_EQ(ParseCpuIsa(CpuIsaName(isa)), isa);
+  EXPECT_EQ(ParseCpuIsa("neondot"), CpuIsa::kNeonDot);
   EXPECT_THROW(ParseCpuIsa("sse9"), std::invalid_argument);
 }
 
@@ -49,6 +53,20 @@ TEST(CpuFeatures, ScalarIsAlwaysSupportedAndBestIsSupported) {
   EXPECT_TRUE(CpuSupports(CpuIsa::kScalar));
   EXPECT_TRUE(CpuSupports(BestCpuIsa()));
   EXPECT_EQ(SupportedCpuIsas().front(), CpuIsa::kScalar);
+}
+
+// neondot exactly where the CPU has FEAT_DotProd; without it the default falls back to neon.
+TEST(CpuFeatures, DotProductLevelFollowsHwcap) {
+#if defined(__aarch64__) && defined(__linux__)
+  const bool dotprod = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  EXPECT_EQ(CpuSupports(CpuIsa::kNeonDot), dotprod);
+  EXPECT_EQ(BestCpuIsa(), dotprod ? CpuIsa::kNeonDot : CpuIsa::kNeon);
+#else
+  EXPECT_FALSE(CpuSupports(CpuIsa::kNeonDot));
+#endif
+  const auto supported = SupportedCpuIsas();
+  EXPECT_EQ(std::find(supported.begin(), supported.end(), CpuIsa::kNeonDot) != supported.end(),
+            CpuSupports(CpuIsa::kNeonDot));
 }
 
 TEST(CpuFeatures, EnvironmentSelectsALevel) {
@@ -81,7 +99,7 @@ TEST(CpuFeatures, EnvironmentRefusesUnknownNames) {
 
 TEST(CpuFeatures, LevelsThisCpuLacksAreRefused) {
   bool any_missing = false;
-  for (CpuIsa isa : {CpuIsa::kNeon, CpuIsa::kAvx2, CpuIsa::kAvx512Vnni}) {
+  for (CpuIsa isa : AllCpuIsas()) {
     if (CpuSupports(isa)) continue;
     any_missing = true;
     ScopedIsaEnv env(std::string(CpuIsaName(isa)).c_str());

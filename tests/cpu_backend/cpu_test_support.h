@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -13,12 +14,25 @@
 
 namespace dv::test {
 
-// Every level this CPU supports: the tests hold each of them to the plain definitions.
-inline std::vector<CpuIsa> IsasUnderTest() { return SupportedCpuIsas(); }
+// Every level: the tests hold each one this CPU supports to the plain definitions. The others are
+// instantiated too and skip (IsaTest), so a run shows what it did not cover.
+inline std::vector<CpuIsa> IsasUnderTest() { return AllCpuIsas(); }
 
 inline std::string IsaParamName(const ::testing::TestParamInfo<CpuIsa>& info) {
   return std::string(CpuIsaName(info.param));
 }
+
+// Base of the tests parameterised over IsasUnderTest(): skips a level this CPU cannot run.
+class IsaTest : public ::testing::TestWithParam<CpuIsa> {
+ protected:
+  void SetUp() override {
+    try {
+      RequireCpuIsa(GetParam());
+    } catch (const std::invalid_argument& e) {
+      GTEST_SKIP() << e.what();
+    }
+  }
+};
 
 // SplitMix64: reproducible test data on every platform.
 class TestRng {

@@ -17,10 +17,11 @@ namespace {
 const std::vector<int64_t> kLengths = {1,  2,  3,  7,  8,   9,   15,  16,   17,
                                        31, 32, 33, 64, 127, 128, 129, 1024, 3072};
 
-class RowOpsCpu : public ::testing::TestWithParam<CpuIsa> {
+class RowOpsCpu : public test::IsaTest {
  protected:
   const RowOps plain_;
-  const CpuRowOps fast_{GetParam()};
+  // Constructed before SetUp can skip; a level this CPU lacks may have no kernels in this build.
+  const CpuRowOps fast_{CpuSupports(GetParam()) ? GetParam() : CpuIsa::kScalar};
 };
 
 // A row of n int64 values of one random magnitude (or mixed ones), sometimes with edge values.
@@ -325,6 +326,53 @@ TEST_P(RowOpsCpu, Attend) {
             << "probs d " << head_dim << " slots " << slots << " tpos " << ta;
         ASSERT_TRUE(test::SameBits(ca, cb))
             << "ctx d " << head_dim << " slots " << slots << " tpos " << ta;
+      }
+    }
+  }
+}
+
+// A KV group's queries at once (the pair kernels read K and V once for two queries) against the
+// plain per-query Attend: groups of 1 to 5 (odd ones end on a single query), and groups where
+// one member's scale is wrapped (that pair leaves the fast path).
+TEST_P(RowOpsCpu, AttendGroup) {
+  test::TestRng rng(31);
+  for (int64_t head_dim : {2, 6, 64, 128, 130}) {
+    for (int64_t slots : {1, 3, 4, 16, 17, 63, 100, 577}) {
+      RandomKv kv(head_dim, slots + 5, rng);
+      for (int64_t queries : {1, 2, 3, 4, 5}) {
+        for (bool wrapped : {false, true}) {
+          std::vector<int8_t> q(static_cast<size_t>(queries * head_dim));
+          for (auto& x : q) x = static_cast<int8_t>(rng.Uniform(-128, 127));
+          std::vector<Dyadic> scales(static_cast<size_t>(queries));
+          for (auto& s : scales) s = {rng.Uniform(1 << 15, (1 << 16) - 1), rng.Uniform(0, 75)};
+          if (wrapped) {
+            scales[static_cast<size_t>(rng.Uniform(0, queries - 1))] = {
+                static_cast<int64_t>(rng.Next()), rng.Uniform(-5, 130)};
+          }
+          const int64_t stride = slots + 3;  // rows of scratch further apart than the slots
+          const auto rows = static_cast<size_t>(queries * stride);
+          std::vector<int32_t> scores(rows), probs(rows, -1);
+          std::vector<int64_t> exps(rows);
+          std::vector<int64_t> ctx(static_cast<size_t>(queries * head_dim)), tpos(scales.size());
+          fast_.AttendGroup(queries, q.data(), kv.view, slots, scales.data(), stride, scores.data(),
+                            exps.data(), probs.data(), ctx.data(), tpos.data());
+          for (int64_t i = 0; i < queries; ++i) {
+            std::vector<int32_t> s1(static_cast<size_t>(slots)), p1(s1);
+            std::vector<int64_t> e1(static_cast<size_t>(slots)), c1(static_cast<size_t>(head_dim));
+            const int64_t t1 = plain_.Attend(q.data() + i * head_dim, kv.view, slots,
+                                             scales[static_cast<size_t>(i)], s1.data(), e1.data(),
+                                             p1.data(), c1.data());
+            ASSERT_EQ(t1, tpos[static_cast<size_t>(i)]) << "query " << i;
+            const std::vector<int32_t> p_got(probs.begin() + i * stride,
+                                             probs.begin() + i * stride + slots);
+            const std::vector<int64_t> c_got(ctx.begin() + i * head_dim,
+                                             ctx.begin() + (i + 1) * head_dim);
+            ASSERT_TRUE(test::SameBits(p1, p_got))
+                << "probs d " << head_dim << " slots " << slots << " query " << i << "/" << queries;
+            ASSERT_TRUE(test::SameBits(c1, c_got))
+                << "ctx d " << head_dim << " slots " << slots << " query " << i << "/" << queries;
+          }
+        }
       }
     }
   }

@@ -30,8 +30,8 @@ inline nlohmann::json LoadJson(const std::string& path) {
 }
 
 // Each backend, and the cpu backend at each ISA level this machine has (x86-64: scalar, AVX2,
-// AVX-512 VNNI as available; elsewhere its portable kernels, which the compiler vectorizes, e.g.
-// with NEON on aarch64), named "reference", "cpu/avx2", ...
+// AVX-512 VNNI as available; aarch64: scalar, NEON, and NEON dot product where the CPU has it;
+// elsewhere scalar), named "reference", "cpu/avx2", ...
 inline std::vector<std::pair<std::string, std::unique_ptr<Backend>>> EveryExecutionPath() {
   std::vector<std::pair<std::string, std::unique_ptr<Backend>>> paths;
   for (const std::string& name : AvailableBackends()) {
