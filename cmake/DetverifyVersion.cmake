@@ -1,10 +1,17 @@
 # Build provenance recorded in every run row and fingerprint: git commit, compiler and flags.
-execute_process(COMMAND git rev-parse --short=12 HEAD
-  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR} OUTPUT_VARIABLE DETVERIFY_GIT_COMMIT
-  OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-if(NOT DETVERIFY_GIT_COMMIT)
-  set(DETVERIFY_GIT_COMMIT "unknown")
-endif()
+# The commit is refreshed at every build (generated/git_commit.h, target dv_git_commit), not only
+# when CMake configures, so an incremental rebuild never reports the commit of an older checkout.
+set(_dv_commit_args -DSRC=${CMAKE_SOURCE_DIR} -DOUT=${CMAKE_BINARY_DIR}/generated/git_commit.h
+  -P ${CMAKE_SOURCE_DIR}/cmake/DetverifyGitCommit.cmake)
+execute_process(COMMAND ${CMAKE_COMMAND} ${_dv_commit_args})
+add_custom_target(dv_git_commit
+  COMMAND ${CMAKE_COMMAND} ${_dv_commit_args}
+  BYPRODUCTS ${CMAKE_BINARY_DIR}/generated/git_commit.h
+  VERBATIM)
+# Every target that includes build_info.h (it includes git_commit.h) depends on dv_git_commit.
+function(dv_uses_build_info target)
+  add_dependencies(${target} dv_git_commit)
+endfunction()
 string(TOUPPER "${CMAKE_BUILD_TYPE}" _dv_bt)
 set(DETVERIFY_CXX_FLAGS "${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${_dv_bt}}")
 string(STRIP "${DETVERIFY_CXX_FLAGS}" DETVERIFY_CXX_FLAGS)

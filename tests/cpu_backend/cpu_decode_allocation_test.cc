@@ -1,6 +1,8 @@
 // No allocation in the decode loop: once a row's first decode call has sized the buffers, a
 // forward call of the cpu backend (GEMMs, row operations, attention, thread pool) and the greedy
-// pick allocate nothing. The global operator new of this executable counts.
+// pick allocate nothing, and neither does GenerateGreedy's bookkeeping around them (the pick
+// and both hash chains of every row, each step). The global operator new of this executable
+// counts.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -8,6 +10,7 @@
 #include <new>
 
 #include "engine/backends/cpu_backend.h"
+#include "engine/generate.h"
 #include "engine/model.h"
 #include "engine/model_source.h"
 
@@ -56,6 +59,33 @@ TEST(CpuDecodeLoop, AllocatesNothing) {
       model.Forward(rows);
     }
     EXPECT_EQ(g_allocations.load() - before, 0) << threads << " threads";
+  }
+}
+
+// GenerateGreedy from its third step to its last: every step of every row is picked, hashed
+// twice and recorded without an allocation (the hex digests are written once generation ends).
+TEST(CpuDecodeLoop, GenerateAllocatesNothingPerStep) {
+  auto artifact = LoadSynthetic("qwen3-tiny", 0);
+  for (int threads : {1, 2}) {
+    auto backend = MakeCpuBackend({threads, std::nullopt, true});
+    IntQwen3 model(artifact->weights(), *backend);
+    const std::vector<std::vector<int32_t>> prompts = {{1, 2, 3}, {4, 5, 6, 7, 8}, {9}};
+    GenerationOptions options;
+    options.max_new = 24;
+    int64_t at_step2 = -1, at_last = -1, callbacks = 0;
+    const auto results =
+        GenerateGreedy(model, prompts, options, [&](size_t row, int64_t step, int64_t steps) {
+          ++callbacks;
+          if (row == 0 && step == 2) at_step2 = g_allocations.load();
+          if (row == prompts.size() - 1 && step == steps - 1) at_last = g_allocations.load();
+        });
+    ASSERT_EQ(callbacks, 3 * options.max_new);
+    ASSERT_GE(at_step2, 0);
+    EXPECT_EQ(at_last - at_step2, 0) << threads << " threads";
+    for (const RowResult& r : results) {
+      ASSERT_EQ(r.logits_chain.size(), static_cast<size_t>(options.max_new));
+      ASSERT_EQ(r.token_chain.size(), static_cast<size_t>(options.max_new));
+    }
   }
 }
 
