@@ -376,7 +376,8 @@ void SetupBenchCommand(CLI::App& app, CommandContext& ctx) {
       "bench", "prefill/decode throughput, memory bandwidth and the decode roofline");
   opt->model.AddTo(cmd);
   cmd->add_option("--backend", opt->backend, "cpu | reference")->capture_default_str();
-  cmd->add_option("--threads", opt->threads, "threads (0: every CPU)");
+  cmd->add_option("--threads", opt->threads, "threads (0: every CPU)")
+      ->check(CLI::Range(0, 1024));
   cmd->add_option("--isa", opt->isa,
                   "cpu backend ISA level: scalar | neon | neondot | avx2 | avx512vnni (default: "
                   "DETVERIFY_CPU_ISA or the best the CPU offers)");

@@ -27,7 +27,7 @@ namespace {
 struct GenerateOptions {
   ModelOptions model;
   std::string prompt_ids;
-  std::string prompt;     // text, tokenized with the artifact's (or the default) tokenizer
+  std::string prompt;  // text, tokenized with the artifact's (or the default) tokenizer
   bool chat = false;
   std::string tokenizer;
   int64_t max_new = 16;
@@ -38,10 +38,10 @@ struct GenerateOptions {
   uint64_t co_seed = 1234;
   std::string co_prompt_ids;  // "1,2;3,4"
   int64_t split = 0;
-  int64_t position = 0;       // our row's index in the batch
+  int64_t position = 0;  // our row's index in the batch
   bool json = false;
-  bool full_chains = false;   // --json: every step's chains in full, not 16-digit prefixes
-  bool fingerprint = false;   // --json: this machine's fingerprint in the document
+  bool full_chains = false;  // --json: every step's chains in full, not 16-digit prefixes
+  bool fingerprint = false;  // --json: this machine's fingerprint in the document
 };
 
 std::vector<std::vector<int32_t>> CoPrompts(const GenerateOptions& o, int64_t vocab) {
@@ -57,7 +57,8 @@ std::vector<std::vector<int32_t>> CoPrompts(const GenerateOptions& o, int64_t vo
     return rows;
   }
   if (o.batch <= 1) return {};
-  if (o.co_prompts != "random") throw UsageError("--batch > 1 needs --co-prompts random or --co-prompt-ids");
+  if (o.co_prompts != "random")
+    throw UsageError("--batch > 1 needs --co-prompts random or --co-prompt-ids");
   CoPromptSpec spec;
   spec.seed = o.co_seed;
   spec.count = o.batch - 1;
@@ -73,7 +74,8 @@ std::vector<std::string> PrintedChain(const std::vector<std::string>& chain, boo
 }
 
 void RunGenerate(const GenerateOptions& o, CommandContext& ctx) {
-  if (o.prompt_ids.empty() == o.prompt.empty()) throw UsageError("give --prompt TEXT or --prompt-ids 1,2,3");
+  if (o.prompt_ids.empty() == o.prompt.empty())
+    throw UsageError("give --prompt TEXT or --prompt-ids 1,2,3");
   if (o.chat && o.prompt.empty()) throw UsageError("--chat applies to --prompt TEXT");
   if (o.max_new < 1) throw UsageError("--max-new must be at least 1");
   if (o.split < 0) throw UsageError("--split must be >= 0");
@@ -97,7 +99,9 @@ void RunGenerate(const GenerateOptions& o, CommandContext& ctx) {
       tokenizer ? tokenizer->Encode(prompt_text) : ParseIds(o.prompt_ids, "--prompt-ids");
 #endif
   for (int32_t id : prompt) {
-    if (id >= vocab) throw UsageError("prompt token id " + std::to_string(id) + " is outside the vocabulary (" + std::to_string(vocab) + ")");
+    if (id >= vocab)
+      throw UsageError("prompt token id " + std::to_string(id) + " is outside the vocabulary (" +
+                       std::to_string(vocab) + ")");
   }
   auto co_prompts = CoPrompts(o, vocab);
   if (o.position > static_cast<int64_t>(co_prompts.size())) {
@@ -106,7 +110,9 @@ void RunGenerate(const GenerateOptions& o, CommandContext& ctx) {
   }
   for (const auto& row : co_prompts) {
     for (int32_t id : row) {
-      if (id >= vocab) throw UsageError("co-prompt token id " + std::to_string(id) + " is outside the vocabulary (" + std::to_string(vocab) + ")");
+      if (id >= vocab)
+        throw UsageError("co-prompt token id " + std::to_string(id) +
+                         " is outside the vocabulary (" + std::to_string(vocab) + ")");
     }
   }
   const auto ours = static_cast<size_t>(o.position);
@@ -141,17 +147,19 @@ void RunGenerate(const GenerateOptions& o, CommandContext& ctx) {
 #ifdef DV_CLI_ENGINE_ONLY
       const nlohmann::json text;
 #else
-      const nlohmann::json text = tokenizer ? nlohmann::json(tokenizer->Decode(res.tokens)) : nlohmann::json();
+      const nlohmann::json text =
+          tokenizer ? nlohmann::json(tokenizer->Decode(res.tokens)) : nlohmann::json();
 #endif
-      doc["rows"].push_back({{"row", r},
-                             {"ours", r == ours},
-                             {"prompt_ids", rows[r]},
-                             {"text", text},
-                             {"tokens", res.tokens},
-                             {"logits_chain", PrintedChain(res.logits_chain, o.full_chains)},
-                             {"token_chain", PrintedChain(res.token_chain, o.full_chains)},
-                             {"final", {{"logits_chain", res.logits_chain.back()},
-                                        {"token_chain", res.token_chain.back()}}}});
+      doc["rows"].push_back(
+          {{"row", r},
+           {"ours", r == ours},
+           {"prompt_ids", rows[r]},
+           {"text", text},
+           {"tokens", res.tokens},
+           {"logits_chain", PrintedChain(res.logits_chain, o.full_chains)},
+           {"token_chain", PrintedChain(res.token_chain, o.full_chains)},
+           {"final",
+            {{"logits_chain", res.logits_chain.back()}, {"token_chain", res.token_chain.back()}}}});
     }
     std::cout << doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
@@ -164,13 +172,16 @@ void RunGenerate(const GenerateOptions& o, CommandContext& ctx) {
 #ifndef DV_CLI_ENGINE_ONLY
     if (tokenizer) std::printf("\ntext          %s", tokenizer->Decode(res.tokens).c_str());
 #endif
-    std::printf("\nlogits chain  @%lld %s\n", static_cast<long long>(o.max_new), res.logits_chain.back().c_str());
-    std::printf("token chain   @%lld %s\n", static_cast<long long>(o.max_new), res.token_chain.back().c_str());
+    std::printf("\nlogits chain  @%lld %s\n", static_cast<long long>(o.max_new),
+                res.logits_chain.back().c_str());
+    std::printf("token chain   @%lld %s\n", static_cast<long long>(o.max_new),
+                res.token_chain.back().c_str());
     std::printf("speed         %.1f tokens/s (%lld steps in %.2f s)\n", tps,
                 static_cast<long long>(o.max_new), secs);
     if (model.wrap_events() > 0) {
-      std::printf("note          %lld int64 wrap events (detllm-v1 semantics, reproduced bit for bit)\n",
-                  static_cast<long long>(model.wrap_events()));
+      std::printf(
+          "note          %lld int64 wrap events (detllm-v1 semantics, reproduced bit for bit)\n",
+          static_cast<long long>(model.wrap_events()));
     }
   }
   ctx.exit_code = kExitOk;
@@ -183,22 +194,29 @@ void SetupGenerateCommand(CLI::App& app, CommandContext& ctx) {
   CLI::App* cmd = app.add_subcommand("generate", "greedy generation with per-step hash chains");
   opt->model.AddTo(cmd);
 #ifndef DV_CLI_ENGINE_ONLY
-  cmd->add_option("--prompt", opt->prompt, "prompt text (tokenized with the artifact's tokenizer, else Qwen3's)");
+  cmd->add_option("--prompt", opt->prompt,
+                  "prompt text (tokenized with the artifact's tokenizer, else Qwen3's)");
   cmd->add_flag("--chat", opt->chat, "wrap --prompt as a user turn of the Qwen3 chat template");
   cmd->add_option("--tokenizer", opt->tokenizer, "tokenizer.json for --prompt");
 #endif
   cmd->add_option("--prompt-ids", opt->prompt_ids, "prompt token ids, comma separated");
   cmd->add_option("--max-new", opt->max_new, "generated steps")->capture_default_str();
   cmd->add_option("--backend", opt->backend, "reference | cpu | cuda")->capture_default_str();
-  cmd->add_option("--threads", opt->threads, "cpu backend threads (0: all cores)");
-  cmd->add_option("--batch", opt->batch, "rows in the batch (ours is row --position)")->capture_default_str();
+  cmd->add_option("--threads", opt->threads, "cpu backend threads (0: all cores)")
+      ->check(CLI::Range(0, 1024));
+  cmd->add_option("--batch", opt->batch, "rows in the batch (ours is row --position)")
+      ->capture_default_str();
   cmd->add_option("--co-prompts", opt->co_prompts, "co-prompt generator: random");
-  cmd->add_option("--co-seed", opt->co_seed, "seed of the random co-prompts")->capture_default_str();
+  cmd->add_option("--co-seed", opt->co_seed, "seed of the random co-prompts")
+      ->capture_default_str();
   cmd->add_option("--co-prompt-ids", opt->co_prompt_ids, "explicit co-prompts: \"1,2,3;4,5,6,7\"");
-  cmd->add_option("--split", opt->split, "prefill P prompt tokens at once, then one by one (0: all at once)");
-  cmd->add_option("--position", opt->position, "our row's index among the co-prompts")->capture_default_str();
+  cmd->add_option("--split", opt->split,
+                  "prefill P prompt tokens at once, then one by one (0: all at once)");
+  cmd->add_option("--position", opt->position, "our row's index among the co-prompts")
+      ->capture_default_str();
   cmd->add_flag("--json", opt->json, "print a JSON document with per-step chains");
-  cmd->add_flag("--full-chains", opt->full_chains, "--json: every step's chains in full (64 hex digits)");
+  cmd->add_flag("--full-chains", opt->full_chains,
+                "--json: every step's chains in full (64 hex digits)");
   cmd->add_flag("--fingerprint", opt->fingerprint, "--json: include this machine's fingerprint");
   cmd->callback([opt, &ctx]() { RunGenerate(*opt, ctx); });
 }

@@ -2,15 +2,22 @@
 // "detverify: <file>: <problem>", and exit 2; a negative verdict exits 1.
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "build_info.h"
 #include "cli/command.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"detverify: bit-reproducible integer inference for Qwen3, and the harness that proves it"};
+  CLI::App app{
+      "detverify: bit-reproducible integer inference for Qwen3, and the harness that proves it"};
   app.require_subcommand(1);
+  // Usage errors in the same one-line form as every other failure.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return "detverify: " + std::string(e.what()) + " (see --help)\n";
+  });
   app.set_version_flag("--version", std::string(dv::build::kToolVersion) + " (spec " +
-                                        dv::build::kSpecVersion + ", " + dv::build::kGitCommit + ")");
+                                        dv::build::kSpecVersion + ", " + dv::build::kGitCommit +
+                                        ")");
   dv::cli::CommandContext ctx;
   dv::cli::SetupGenerateCommand(app, ctx);
   dv::cli::SetupSynthCommand(app, ctx);

@@ -1,0 +1,119 @@
+// `detverify bench` through the binary. The numbers themselves are the machine's (the bench
+// reports them, tests do not judge them); what is checked is that every measurement the bench
+// promises is there and consistent with the options, and that bad options get one line and
+// exit 2 before any measurement.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/reports/fleet_fixtures.h"
+
+namespace dv {
+namespace {
+
+using fleet_testing::Detverify;
+using fleet_testing::LineCount;
+
+// Small and quick: a 256 MiB probe is the smallest the bench accepts. `overrides` replace the
+// value of an option of the defaults or add an option.
+std::vector<std::string> Quick(const std::vector<std::pair<std::string, std::string>>& overrides) {
+  std::vector<std::pair<std::string, std::string>> options = {
+      {"--preset", "qwen3-tiny"}, {"--prefill", "8,16"},   {"--decode-batch", "1,2"},
+      {"--repeats", "1"},         {"--decode-steps", "4"}, {"--context", "4"},
+      {"--bandwidth-mib", "256"}};
+  for (const auto& [name, value] : overrides) {
+    bool replaced = false;
+    for (auto& option : options) {
+      if (option.first == name) {
+        option.second = value;
+        replaced = true;
+      }
+    }
+    if (!replaced) options.emplace_back(name, value);
+  }
+  std::vector<std::string> args = {"bench"};
+  for (const auto& [name, value] : options) {
+    args.push_back(name);
+    if (!value.empty()) args.push_back(value);
+  }
+  return args;
+}
+
+TEST(BenchCli, JsonReportHasEveryMeasurement) {
+  const auto r = Detverify(Quick({{"--backend", "cpu"}, {"--threads", "2"}, {"--json", ""}}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("backend"), "cpu");
+  EXPECT_EQ(j.at("threads"), 2);
+  EXPECT_FALSE(j.at("isa").get<std::string>().empty());
+  EXPECT_EQ(j.at("model").at("source"), "synthetic:qwen3-tiny seed=0");
+  ASSERT_EQ(j.at("prefill").size(), 2u);
+  EXPECT_EQ(j.at("prefill")[0].at("tokens"), 8);
+  EXPECT_EQ(j.at("prefill")[1].at("tokens"), 16);
+  for (const auto& p : j.at("prefill")) EXPECT_GT(p.at("tokens_per_s").get<double>(), 0);
+  ASSERT_EQ(j.at("decode").size(), 2u);
+  EXPECT_EQ(j.at("decode")[0].at("batch"), 1);
+  EXPECT_EQ(j.at("decode")[1].at("batch"), 2);
+  for (const auto& d : j.at("decode")) {
+    EXPECT_EQ(d.at("steps"), 4);
+    EXPECT_EQ(d.at("context"), 4);
+    EXPECT_GT(d.at("tokens_per_s").get<double>(), 0);
+  }
+  EXPECT_TRUE(j.at("decode")[1].contains("vs_batch1"));
+  EXPECT_GT(j.at("bandwidth").at("huge_pages_gbps").get<double>(), 0);
+  EXPECT_GT(j.at("bandwidth").at("small_pages_gbps").get<double>(), 0);
+  EXPECT_EQ(j.at("bandwidth").at("buffer_bytes"), int64_t{256} << 20);
+  // The roofline divides the model's int8 weight bytes by the best bandwidth probe.
+  EXPECT_GT(j.at("roofline").at("weight_bytes_per_token").get<int64_t>(), 0);
+  EXPECT_GT(j.at("roofline").at("decode_b1_fraction").get<double>(), 0);
+  EXPECT_GT(j.at("peak_rss_bytes").get<int64_t>(), 0);
+  EXPECT_GT(j.at("packed_weight_bytes").get<int64_t>(), 0);
+  EXPECT_EQ(j.at("fingerprint").at("spec_version"), "detllm-v1");
+}
+
+TEST(BenchCli, ReferenceBackendAndTextReport) {
+  const auto r = Detverify(Quick({{"--backend", "reference"}}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* line :
+       {"prefill 8", "prefill 16", "decode b1", "decode b2", "bandwidth", "roofline", "peak RSS"}) {
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << " missing from:\n" << r.out;
+  }
+}
+
+TEST(BenchCli, ForcedIsaLevelIsReported) {
+  const auto r = Detverify(Quick({{"--isa", "scalar"}, {"--json", ""}}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("isa"), "scalar");
+}
+
+// Each rejected option: exit 2, one line on stderr naming the problem, nothing measured.
+TEST(BenchCli, BadOptionsAreOneLineErrors) {
+  const std::vector<std::pair<std::pair<std::string, std::string>, std::string>> cases = {
+      {{"--isa", "foo"}, "unknown cpu ISA level 'foo'"},
+      {{"--prefill", "abc"}, "--prefill: 'abc' is not a positive integer"},
+      {{"--prefill", "0"}, "--prefill: '0' is not a positive integer"},
+      {{"--decode-batch", "0"}, "--decode-batch: '0' is not a positive integer"},
+      {{"--backend", "gpu"}, "unknown backend 'gpu'"},
+      {{"--bandwidth-mib", "16"}, "--bandwidth-mib must be at least 256"},
+      {{"--threads", "-3"}, "--threads: Value -3 not in range 0 to 1024"},
+      {{"--repeats", "x"}, "--repeats"},
+  };
+  for (const auto& [option, needle] : cases) {
+    const auto r = Detverify(Quick({option}));
+    EXPECT_EQ(r.code, 2) << option.first << ": " << r.err;
+    EXPECT_EQ(LineCount(r.err), 1u) << r.err;
+    EXPECT_EQ(r.err.rfind("detverify: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("prefill"), std::string::npos) << r.out;
+  }
+}
+
+TEST(BenchCli, MissingArtifactNamesTheFile) {
+  const auto r = Detverify({"bench", "--artifact", "/nonexistent/artifact"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(LineCount(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("/nonexistent/artifact/config.json"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace dv
