@@ -92,7 +92,7 @@ void Tokenizer::Model::EncodeSegment(std::string_view segment, std::vector<int32
 
 Tokenizer::Tokenizer(std::shared_ptr<const Model> model) : model_(std::move(model)) {}
 
-Tokenizer Tokenizer::FromFile(const std::string& path) {
+std::string ReadTokenizerText(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     throw TokenizerError(path +
@@ -103,9 +103,13 @@ Tokenizer Tokenizer::FromFile(const std::string& path) {
   contents << in.rdbuf();
   if (!in || !contents) throw TokenizerError(path + ": cannot read the file");
   if (path.size() > 3 && path.compare(path.size() - 3, 3, ".xz") == 0) {
-    return FromJson(DecompressXz(contents.str(), path), path);
+    return DecompressXz(contents.str(), path);
   }
-  return FromJson(contents.str(), path);
+  return contents.str();
+}
+
+Tokenizer Tokenizer::FromFile(const std::string& path) {
+  return FromJson(ReadTokenizerText(path), path);
 }
 
 Tokenizer Tokenizer::FromJson(std::string_view json_text, const std::string& name) {

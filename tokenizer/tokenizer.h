@@ -17,11 +17,15 @@ namespace dv::tok {
 // Non-special added tokens such as <think> are always written.
 enum class SpecialTokens { kKeep, kSkip };
 
+// The JSON text of a tokenizer file: `path` as is, or inflated when it ends in ".xz" (the
+// bundled copy). Throws TokenizerError naming the file if it is missing, unreadable or corrupt.
+std::string ReadTokenizerText(const std::string& path);
+
 // Immutable after loading; copies share the loaded model; every method is thread-safe.
 class Tokenizer {
  public:
-  // Reads `path`. Throws TokenizerError naming the file if it is missing, unreadable, not JSON, or
-  // not a byte-level BPE tokenizer with the Qwen2 pre-tokenizer.
+  // Reads `path` (ReadTokenizerText). Throws TokenizerError naming the file if it is missing,
+  // unreadable, not JSON, or not a byte-level BPE tokenizer with the Qwen2 pre-tokenizer.
   static Tokenizer FromFile(const std::string& path);
   // Same from the file's contents; `name` labels errors.
   static Tokenizer FromJson(std::string_view json_text, const std::string& name);

@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -72,10 +70,8 @@ TEST(TokenizerBpeMergesTest, HeapLoopEqualsRescanLoopOnQwen3Merges) {
   if (qwen3 == nullptr) GTEST_SKIP() << "no Qwen3 tokenizer.json at " << DefaultTokenizerPath();
   std::vector<MergeRule> rules;
   {
-    const std::string path = DefaultTokenizerPath();
-    std::ifstream in(path);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const TokenizerSpec spec = ParseTokenizerJson(text, path);
+    const std::string path = DefaultTokenizerPath();  // maybe the bundled .xz copy
+    const TokenizerSpec spec = ParseTokenizerJson(ReadTokenizerText(path), path);
     for (const auto& [left, right] : spec.merges) {
       rules.push_back({qwen3->TokenId(left), qwen3->TokenId(right), qwen3->TokenId(left + right)});
     }
