@@ -19,7 +19,7 @@
 namespace dv {
 namespace {
 
-constexpr int64_t kSmallChunksPerThread = 3;  // ParallelFor's balancing tail
+constexpr int64_t kSmallChunksPerThread = 2;  // ParallelFor's balancing tail
 
 // Packed panels live in the backend's arena; the shared_ptr keeps the arena alive as long as
 // any packed weight does, whichever is destroyed first.
@@ -145,9 +145,9 @@ class CpuBackendImpl final : public CpuBackend {
   }
 
   // The range is cut into chunks claimed in order from an atomic counter by the caller and
-  // whichever workers join (cpu_thread_pool.h): the first `threads` chunks share 3/4 of the
+  // whichever workers join (cpu_thread_pool.h): the first `threads` chunks share 7/8 of the
   // range, so each thread streams one long contiguous piece of a GEMM's panels (hardware
-  // prefetchers like long streams), and the last quarter comes in small chunks that balance the
+  // prefetchers like long streams), and the last eighth comes in small chunks that balance the
   // finish. A thread that is descheduled (a shared machine) or slower leaves its chunks to the
   // others; the caller alone takes every chunk when no worker joins in time.
   void ParallelFor(int64_t n, RangeFn body) override {
@@ -171,7 +171,7 @@ class CpuBackendImpl final : public CpuBackend {
     job.n = n;
     job.threads = threads;
     job.small_chunks = kSmallChunksPerThread * threads;
-    job.long_part = n * 3 / 4;
+    job.long_part = n * 7 / 8;
     pool_.Run(
         [](void* ctx, int thread) {
           Job& j = *static_cast<Job*>(ctx);
