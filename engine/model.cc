@@ -291,7 +291,7 @@ void IntQwen3::AttentionBlock(int64_t layer, TraceSink* trace) {
   const LayerWeights& L = w_.layers[Sz(layer)];
   const PackedLayer& P = packed_[Sz(layer)];
   Workspace& ws = *ws_;
-  const int64_t M = ws.tokens, qd = c.n_q_heads * c.head_dim, hid = c.hidden;
+  const int64_t M = ws.tokens, qd = c.n_q_heads * c.head_dim;
   const std::string pre = LayerPrefix(layer, ".attn.", trace);
 
   NormQuant(&L.as_m, L.as_k, ws.x8.data(), ws.xm.data(), ws.xk.data(), pre, trace);
@@ -326,33 +326,7 @@ void IntQwen3::AttentionBlock(int64_t layer, TraceSink* trace) {
   }
   backend_.MatmulI8(a8, M, *P.o, ws.po.data());
 
-  // o delta to 20 bits, added into the residual.
-  std::vector<int64_t> tr_delta, tr_dk;
-  if (trace) {
-    trace->Record(pre + "Po", {M, hid}, Widen(ws.po.data(), M * hid));
-    tr_delta.resize(Sz(M * hid));
-    tr_dk.resize(Sz(M));
-  }
-  backend_.ParallelFor(M, [&](int64_t begin, int64_t end, int thread) {
-    ThreadScratch& s = ws.scratch[Sz(thread)];
-    for (int64_t t = begin; t < end; ++t) {
-      const int64_t sh =
-          ops_.RequantI32(ws.po.data() + t * hid, L.o.m.data(), hid, 20, s.y32.data());
-      const int64_t dk = ws.xk[Sz(t)] + L.o.k - sh;
-      if (trace) {
-        std::copy_n(s.y32.data(), hid, tr_delta.begin() + t * hid);
-        tr_dk[Sz(t)] = dk;
-      }
-      ws.k_res[Sz(t)] = ops_.AddResidual(ws.h.data() + t * hid, hid, ws.k_res[Sz(t)], s.y32.data(),
-                                         ws.xm[Sz(t)], dk);
-    }
-  });
-  if (trace) {
-    trace->Record(pre + "o_delta", {M, hid}, tr_delta);
-    trace->Record(pre + "o_delta_k", {M}, tr_dk);
-    trace->Record(pre + "h_out", {M, hid}, Widen(ws.h.data(), M * hid));
-    trace->Record(pre + "k_res_out", {M}, Widen(ws.k_res.data(), M));
-  }
+  AddToResidual(L.o, pre, "Po", "o", trace);
 }
 
 // Q/K head pipeline, one (token, head) per work item so that a single decoded token still
@@ -506,7 +480,7 @@ void IntQwen3::MlpBlock(int64_t layer, TraceSink* trace) {
   const LayerWeights& L = w_.layers[Sz(layer)];
   const PackedLayer& P = packed_[Sz(layer)];
   Workspace& ws = *ws_;
-  const int64_t M = ws.tokens, hid = c.hidden, inter = c.intermediate;
+  const int64_t M = ws.tokens, inter = c.intermediate;
   const std::string pre = LayerPrefix(layer, ".mlp.", trace);
 
   NormQuant(&L.ms_m, L.ms_k, ws.x8.data(), ws.xm.data(), ws.xk.data(), pre, trace);
@@ -569,9 +543,19 @@ void IntQwen3::MlpBlock(int64_t layer, TraceSink* trace) {
   }
   backend_.MatmulI8(dx8, M, *P.down, ws.po.data());
 
+  AddToResidual(L.down, pre, "Pdown", "down", trace);
+}
+
+// A projection's int32 output (ws.po, at the token scales ws.xm, ws.xk times the weight's
+// column scales) requantized to 20 bits and added into the residual. Trace names: <product>,
+// <delta>_delta, <delta>_delta_k, h_out, k_res_out (after `pre`).
+void IntQwen3::AddToResidual(const LinearWeights& proj, const std::string& pre, const char* product,
+                             const char* delta, TraceSink* trace) {
+  Workspace& ws = *ws_;
+  const int64_t M = ws.tokens, hid = w_.config.hidden;
   std::vector<int64_t> tr_delta, tr_dk;
   if (trace) {
-    trace->Record(pre + "Pdown", {M, hid}, Widen(ws.po.data(), M * hid));
+    trace->Record(pre + product, {M, hid}, Widen(ws.po.data(), M * hid));
     tr_delta.resize(Sz(M * hid));
     tr_dk.resize(Sz(M));
   }
@@ -579,8 +563,8 @@ void IntQwen3::MlpBlock(int64_t layer, TraceSink* trace) {
     ThreadScratch& s = ws.scratch[Sz(thread)];
     for (int64_t t = begin; t < end; ++t) {
       const int64_t sh =
-          ops_.RequantI32(ws.po.data() + t * hid, L.down.m.data(), hid, 20, s.y32.data());
-      const int64_t dk = ws.xk[Sz(t)] + L.down.k - sh;
+          ops_.RequantI32(ws.po.data() + t * hid, proj.m.data(), hid, 20, s.y32.data());
+      const int64_t dk = ws.xk[Sz(t)] + proj.k - sh;
       if (trace) {
         std::copy_n(s.y32.data(), hid, tr_delta.begin() + t * hid);
         tr_dk[Sz(t)] = dk;
@@ -590,8 +574,8 @@ void IntQwen3::MlpBlock(int64_t layer, TraceSink* trace) {
     }
   });
   if (trace) {
-    trace->Record(pre + "down_delta", {M, hid}, tr_delta);
-    trace->Record(pre + "down_delta_k", {M}, tr_dk);
+    trace->Record(pre + delta + "_delta", {M, hid}, tr_delta);
+    trace->Record(pre + delta + "_delta_k", {M}, tr_dk);
     trace->Record(pre + "h_out", {M, hid}, Widen(ws.h.data(), M * hid));
     trace->Record(pre + "k_res_out", {M}, Widen(ws.k_res.data(), M));
   }

@@ -92,6 +92,8 @@ class IntQwen3 {
   void Attention(int64_t layer, TraceSink* trace);
   void AttentionBlock(int64_t layer, TraceSink* trace);
   void MlpBlock(int64_t layer, TraceSink* trace);
+  void AddToResidual(const LinearWeights& proj, const std::string& pre, const char* product,
+                     const char* delta, TraceSink* trace);
   void NormQuant(const std::vector<int64_t>* smooth_m, int64_t smooth_k, int8_t* x8, int64_t* xm,
                  int64_t* xk, const std::string& trace_prefix, TraceSink* trace);
 
