@@ -15,6 +15,7 @@
 #include <string>
 
 #include "db/run_store.h"
+#include "tests/support/scratch_files.h"
 
 namespace dv::db::testing {
 
@@ -72,41 +73,10 @@ inline AttestationRecord MakeAttestation(const std::string& signer) {
                            signer, "2025-01-31T13:00:00Z"};
 }
 
-// A fresh directory under the system temp dir, removed with everything in it.
-class ScratchDir {
- public:
-  explicit ScratchDir(const std::string& name) {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("detverify-db-" + name + "-" + std::to_string(::getpid()) + "-" +
-             std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  std::string File(const std::string& name) const { return (path_ / name).string(); }
-  const std::filesystem::path& Path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
-inline std::string ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
+using test_files::ScratchDir;
+inline std::string ReadBytes(const std::string& path) { return test_files::ReadFile(path); }
 inline void WriteBytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!out) throw std::runtime_error("cannot write " + path);
+  test_files::WriteFile(path, bytes);
 }
 
 // Runs `sql` on `path` through a plain SQLite connection and returns the first column of the
