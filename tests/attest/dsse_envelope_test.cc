@@ -6,12 +6,12 @@
 #include "attest/base64.h"
 #include "attest/ed25519_keys.h"
 #include "attest/intoto_statement.h"
-#include "tests/attest/scratch_dir.h"
+#include "tests/support/scratch_files.h"
 
 namespace dv::attest {
 namespace {
 
-using testing::ScratchDir;
+using test_files::ScratchDir;
 
 AttestationInput SampleInput() {
   AttestationInput input;

@@ -11,12 +11,12 @@
 #include <gtest/gtest.h>
 
 #include "attest/attest_error.h"
-#include "tests/attest/scratch_dir.h"
+#include "tests/support/scratch_files.h"
 
 namespace dv::attest {
 namespace {
 
-using testing::ScratchDir;
+using test_files::ScratchDir;
 
 void WriteText(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);

@@ -17,7 +17,7 @@ namespace dv::test_files {
 // A fresh directory under the system temp dir, removed with everything in it.
 class ScratchDir {
  public:
-  explicit ScratchDir(const std::string& name) {
+  explicit ScratchDir(const std::string& name = "scratch") {
     static std::atomic<int> counter{0};
     path_ = std::filesystem::temp_directory_path() /
             ("detverify-test-" + name + "-" + std::to_string(::getpid()) + "-" +
