@@ -30,13 +30,17 @@ void CheckShape(Backend& backend, int64_t m, int64_t k, int64_t n, test::TestRng
   EXPECT_TRUE(test::SameBits(want, got)) << "m " << m << " k " << k << " n " << n;
 }
 
+// Around every kernel's blocking: rows in blocks of 8 (AVX-512), 4 and 2, panels of 16 and 48
+// columns (n one below, at and above their multiples), k in groups of 4.
 TEST_P(MatmulI8Cpu, OddShapesEveryThreadCount) {
   test::TestRng rng(11);
   for (int threads : {1, 2, 3, 4}) {
     auto backend = MakeCpuBackend({threads, GetParam(), false});
-    for (int64_t m : {1, 2, 3, 5, 6, 7, 8, 13}) {
+    for (int64_t m : {1, 2, 3, 5, 6, 7, 8, 9, 13, 16, 17}) {
       for (int64_t k : {1, 3, 4, 5, 12, 28, 63, 64, 65, 130}) {
-        for (int64_t n : {1, 15, 16, 17, 63, 64, 65, 130}) CheckShape(*backend, m, k, n, rng);
+        for (int64_t n : {1, 15, 16, 17, 47, 48, 49, 63, 64, 65, 97, 130}) {
+          CheckShape(*backend, m, k, n, rng);
+        }
       }
     }
   }
