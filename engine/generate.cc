@@ -6,6 +6,35 @@
 #include <stdexcept>
 
 namespace dv {
+namespace {
+
+struct RowState {
+  std::unique_ptr<KvCache> cache;
+  size_t fed = 0;  // prompt tokens fed so far
+  HashChain logits_chain, token_chain;
+  std::vector<int32_t> logits;
+  int32_t next = 0;  // the token to feed in the next decode call
+  // Chain states after each step, kept as digests in the loop (no allocation per step) and
+  // written out as hex once generation has ended.
+  std::vector<std::array<uint8_t, 32>> logits_states, token_states;
+};
+
+// A row's step after its logits are in: the greedy pick and both hash chains. Returns false if
+// hashing failed (it runs inside ParallelFor, whose bodies must not throw).
+bool FinishStep(const IntQwen3& model, RowState& s) noexcept {
+  s.next = model.GreedyPick(s.logits.data());
+  try {
+    s.logits_chain.UpdateLogits(s.logits);
+    s.token_chain.UpdateToken(s.next);
+  } catch (...) {
+    return false;
+  }
+  s.logits_states.push_back(s.logits_chain.state());
+  s.token_states.push_back(s.token_chain.state());
+  return true;
+}
+
+}  // namespace
 
 std::vector<RowResult> GenerateGreedy(IntQwen3& model,
                                       const std::vector<std::vector<int32_t>>& prompts,
@@ -13,16 +42,6 @@ std::vector<RowResult> GenerateGreedy(IntQwen3& model,
                                       const StepCallback& on_step) {
   const ModelConfig& c = model.config();
   if (options.max_new < 1) throw std::invalid_argument("max_new must be at least 1");
-  struct RowState {
-    std::unique_ptr<KvCache> cache;
-    size_t fed = 0;  // prompt tokens fed so far
-    HashChain logits_chain, token_chain;
-    std::vector<int32_t> logits;
-    int32_t next = 0;  // the token to feed in the next decode call
-    // Chain states after each step, kept as digests in the loop (no allocation per step) and
-    // written out as hex once generation has ended.
-    std::vector<std::array<uint8_t, 32>> logits_states, token_states;
-  };
   std::vector<RowState> st(prompts.size());
   std::vector<RowResult> results(prompts.size());
   for (size_t r = 0; r < prompts.size(); ++r) {
@@ -76,26 +95,15 @@ std::vector<RowResult> GenerateGreedy(IntQwen3& model,
     for (size_t r : batch_rows) {
       if (st[r].fed >= prompts[r].size()) stepped.push_back(r);  // else still inside the prompt
     }
-    // Each row's pick and hash chains are its own: the rows of a batch are finished in parallel
-    // (SHA-256 of the logits is the largest per-row cost after the forward pass).
-    // (ParallelFor bodies must not throw: a hashing failure is carried out and rethrown.)
+    // Each row's pick and hash chains are its own, so the rows of a batch are finished in
+    // parallel (SHA-256 of the logits is the largest per-row cost after the forward pass).
     std::atomic<bool> hash_failed{false};
-    model.backend().ParallelFor(static_cast<int64_t>(stepped.size()),
-                                [&](int64_t begin, int64_t end, int) {
-                                  for (int64_t i = begin; i < end; ++i) {
-                                    RowState& s = st[stepped[static_cast<size_t>(i)]];
-                                    s.next = model.GreedyPick(s.logits.data());
-                                    try {
-                                      s.logits_chain.UpdateLogits(s.logits);
-                                      s.token_chain.UpdateToken(s.next);
-                                    } catch (...) {
-                                      hash_failed = true;
-                                      return;
-                                    }
-                                    s.logits_states.push_back(s.logits_chain.state());
-                                    s.token_states.push_back(s.token_chain.state());
-                                  }
-                                });
+    auto finish = [&](int64_t begin, int64_t end, int) {
+      for (int64_t i = begin; i < end; ++i) {
+        if (!FinishStep(model, st[stepped[static_cast<size_t>(i)]])) hash_failed = true;
+      }
+    };
+    model.backend().ParallelFor(static_cast<int64_t>(stepped.size()), finish);
     if (hash_failed) throw std::runtime_error("SHA-256 of the step's logits failed");
     for (size_t r : stepped) {
       RowResult& res = results[r];
