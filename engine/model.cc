@@ -437,6 +437,7 @@ void IntQwen3::Attention(int64_t layer, TraceSink* trace) {
   }
   backend_.ParallelFor(M * nkv, [&](int64_t begin, int64_t end, int thread) {
     ThreadScratch& s = ws.scratch[Sz(thread)];
+    // One scratch row per query of the group; rows hold at least the cache capacity (>= n_slots).
     const auto stride = static_cast<int64_t>(s.scores.size()) / group;
     for (int64_t item = begin; item < end; ++item) {
       const int64_t t = item / nkv, kvh = item % nkv, h0 = kvh * group, th0 = t * nq + h0;
