@@ -24,6 +24,12 @@ struct CommandContext {
   int exit_code = kExitOk;
 };
 
+// The shared frame of both binaries (cli/app_main.cc): one subcommand required, --version, usage
+// errors as one "detverify: ..." line; RunApp parses, runs the chosen verb and returns the exit
+// code (a verb's exception becomes one line and kExitError).
+void ConfigureApp(CLI::App& app);
+int RunApp(CLI::App& app, const CommandContext& ctx, int argc, char** argv);
+
 void SetupGenerateCommand(CLI::App& app, CommandContext& ctx);
 void SetupSynthCommand(CLI::App& app, CommandContext& ctx);
 void SetupBenchCommand(CLI::App& app, CommandContext& ctx);
