@@ -52,19 +52,26 @@ fi
 cross_root="${DETVERIFY_CROSS_ROOT:-/opt/detverify-cross}"
 arch_packages=(libssl-dev libgtest-dev)
 all_packages=(nlohmann-json3-dev libcli11-dev)  # header-only, Architecture: all
-updated=0
-for pair in arm64:aarch64-linux-gnu s390x:s390x-linux-gnu; do
+cross_pairs=(arm64:aarch64-linux-gnu s390x:s390x-linux-gnu)
+# Every foreign architecture is added before the one package-list refresh that follows: a list
+# refreshed between two additions knows only the first architecture's packages.
+added=0
+for pair in "${cross_pairs[@]}"; do
+  arch="${pair%%:*}"
+  [ -f "$cross_root/${pair#*:}/.detverify-packages" ] && continue
+  if ! dpkg --print-foreign-architectures | grep -qx "$arch"; then
+    $SUDO dpkg --add-architecture "$arch"
+  fi
+  added=1
+done
+[ "$added" -eq 0 ] || $SUDO apt-get update -qq
+for pair in "${cross_pairs[@]}"; do
   arch="${pair%%:*}"
   triplet="${pair#*:}"
   root="$cross_root/$triplet"
   if [ -f "$root/.detverify-packages" ]; then
     echo "install_deps.sh: $root present ($(paste -sd " " "$root/.detverify-packages"))"
     continue
-  fi
-  dpkg --print-foreign-architectures | grep -qx "$arch" || $SUDO dpkg --add-architecture "$arch"
-  if [ "$updated" -eq 0 ]; then
-    $SUDO apt-get update -qq
-    updated=1
   fi
   debs="$(mktemp -d)"
   (cd "$debs" && apt-get download -qq "${arch_packages[@]/%/:$arch}" "${all_packages[@]}" 2>&1 |
