@@ -101,4 +101,39 @@ std::string RenderQwen3Chat(const std::vector<ChatMessage>& messages, bool add_g
   return out;
 }
 
+std::string RenderSmolLM2Chat(const std::vector<ChatMessage>& messages,
+                              bool add_generation_prompt) {
+  std::string out;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    if (i == 0 && messages[0].role != "system") {
+      out +=
+          "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging "
+          "Face<|im_end|>\n";
+    }
+    out += "<|im_start|>" + messages[i].role + "\n" + messages[i].content + "<|im_end|>\n";
+  }
+  if (add_generation_prompt) out += "<|im_start|>assistant\n";
+  return out;
+}
+
+ChatTemplate ChatTemplate::FromJinja(std::string_view jinja, const std::string& source) {
+  if (jinja == kSmolLM2ChatTemplate) return SmolLM2();
+  std::string start(jinja.substr(0, 60));
+  for (char& c : start) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  }
+  throw TokenizerError(source + ": unsupported chat template (" + std::to_string(jinja.size()) +
+                       " bytes starting \"" + start +
+                       "\"); only SmolLM2-Instruct's is recognised, Qwen3's is built in");
+}
+
+const char* ChatTemplate::name() const { return kind_ == Kind::kQwen3 ? "qwen3" : "smollm2"; }
+
+std::string ChatTemplate::Render(const std::vector<ChatMessage>& messages,
+                                 bool add_generation_prompt, bool enable_thinking) const {
+  if (kind_ == Kind::kQwen3)
+    return RenderQwen3Chat(messages, add_generation_prompt, enable_thinking);
+  return RenderSmolLM2Chat(messages, add_generation_prompt);
+}
+
 }  // namespace dv::tok

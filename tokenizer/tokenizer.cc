@@ -3,13 +3,13 @@
 #include <lzma.h>
 
 #include <array>
-#include <vector>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 #include <unordered_map>
+#include <vector>
 
 #include "tokenizer/added_tokens.h"
 #include "tokenizer/bpe_merges.h"
@@ -49,7 +49,6 @@ std::string DecompressXz(const std::string& packed, const std::string& path) {
   return out;
 }
 
-
 struct StringHash {
   using is_transparent = void;
   size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
@@ -66,6 +65,7 @@ struct Tokenizer::Model {
   BpeMerges merges;
   AddedTokenMatcher added;
   bool nfc = false;
+  PreTokenizer pre_tokenizer = PreTokenizer::kQwen2;
   mutable WordCache cache;
 
   void EncodeWord(std::string_view word, std::vector<int32_t>& ids) const;
@@ -76,7 +76,11 @@ void Tokenizer::Model::EncodeWord(std::string_view word, std::vector<int32_t>& i
   if (cache.Lookup(word, ids)) return;
   std::vector<int32_t> symbols;
   symbols.reserve(word.size());
-  for (char c : word) symbols.push_back(byte_ids[static_cast<unsigned char>(c)]);
+  for (char c : word) {
+    // -1: a byte without a token, dropped as Hugging Face's BPE drops it (skip_missing_bytes).
+    const int32_t id = byte_ids[static_cast<unsigned char>(c)];
+    if (id >= 0) symbols.push_back(id);
+  }
   ApplyMerges(merges, symbols);
   cache.Insert(word, symbols);
   ids.insert(ids.end(), symbols.begin(), symbols.end());
@@ -86,7 +90,7 @@ void Tokenizer::Model::EncodeSegment(std::string_view segment, std::vector<int32
   std::string storage;
   const std::string_view normalized = nfc ? NormalizeNfc(segment, storage) : segment;
   std::vector<std::string_view> pieces;
-  SplitPretokens(normalized, pieces);
+  SplitPretokens(pre_tokenizer, normalized, pieces);
   for (std::string_view piece : pieces) EncodeWord(piece, ids);
 }
 
@@ -113,9 +117,13 @@ Tokenizer Tokenizer::FromFile(const std::string& path) {
 }
 
 Tokenizer Tokenizer::FromJson(std::string_view json_text, const std::string& name) {
-  TokenizerSpec spec = ParseTokenizerJson(json_text, name);
+  return FromSpec(ParseTokenizerJson(json_text, name), name);
+}
+
+Tokenizer Tokenizer::FromSpec(TokenizerSpec spec, const std::string& name) {
   auto model = std::make_shared<Model>();
   model->nfc = spec.nfc;
+  model->pre_tokenizer = spec.pre_tokenizer;
 
   int32_t max_id = -1;
   for (const auto& [token, id] : spec.vocab) max_id = std::max(max_id, id);
@@ -154,7 +162,7 @@ Tokenizer Tokenizer::FromJson(std::string_view json_text, const std::string& nam
     std::string token;
     AppendUtf8(ByteToUnicode(static_cast<uint8_t>(b)), token);
     model->byte_ids[b] = vocab_id(token);
-    if (model->byte_ids[b] < 0) {
+    if (model->byte_ids[b] < 0 && !spec.skip_missing_bytes) {
       std::ostringstream problem;
       problem << name << ": byte-level token " << token << " (byte 0x" << std::hex << b
               << ") is missing from model.vocab";
@@ -225,6 +233,12 @@ std::string_view Tokenizer::TokenBytes(int32_t id) const {
 }
 
 int32_t Tokenizer::VocabSize() const { return static_cast<int32_t>(model_->text.size()); }
+
+bool Tokenizer::IsSpecial(int32_t id) const {
+  return id >= 0 && id < VocabSize() && model_->special[static_cast<size_t>(id)] != 0;
+}
+
+PreTokenizer Tokenizer::pre_tokenizer() const { return model_->pre_tokenizer; }
 
 std::string DefaultTokenizerPath() {
   const char* env = std::getenv("DETVERIFY_TOKENIZER");

@@ -1,7 +1,9 @@
 #pragma once
-// The Qwen3 tokenizer: byte-level BPE read from a Hugging Face tokenizer.json, with exactly the
-// Hugging Face `tokenizers` behaviour (added tokens first, NFC, the Qwen2 split regex, GPT-2 byte
-// alphabet, rank-ordered merges). Character data is frozen at Unicode 15.0 (see README.md).
+// Byte-level BPE tokenizers (Qwen3's, SmolLM2's) with exactly the Hugging Face `tokenizers`
+// behaviour: added tokens first, NFC where the model normalises, the model's pre-tokenizer
+// (pretokenizer.h), GPT-2 byte alphabet, rank-ordered merges. Read from a Hugging Face
+// tokenizer.json or built from a TokenizerSpec (a GGUF file's vocabulary: gguf/gguf_tokenizer.h).
+// Character data is frozen at Unicode 15.0 (see README.md).
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "tokenizer/tokenizer_error.h"
+#include "tokenizer/tokenizer_json.h"
 
 namespace dv::tok {
 
@@ -29,6 +32,10 @@ class Tokenizer {
   static Tokenizer FromFile(const std::string& path);
   // Same from the file's contents; `name` labels errors.
   static Tokenizer FromJson(std::string_view json_text, const std::string& name);
+  // From an already parsed vocabulary, merges, added tokens and pipeline. Throws TokenizerError
+  // ("<name>: <problem>") if a byte-level token is missing, a merge uses an unknown token or an
+  // added token reuses the id of another vocabulary token.
+  static Tokenizer FromSpec(TokenizerSpec spec, const std::string& name);
 
   // Token ids of `text`, equal to Hugging Face's Tokenizer.encode(s).ids (nothing is prepended or
   // appended). Added tokens typed in the text ("<think>") become their ids. `text` may be any
@@ -51,6 +58,9 @@ class Tokenizer {
   std::string_view TokenBytes(int32_t id) const;
   // One past the largest id (151,669 for Qwen3: 151,643 BPE tokens + 26 added tokens).
   int32_t VocabSize() const;
+  // Whether `id` is an added token marked special (dropped by Decode(..., kSkip)).
+  bool IsSpecial(int32_t id) const;
+  PreTokenizer pre_tokenizer() const;
 
  private:
   struct Model;

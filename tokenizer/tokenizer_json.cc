@@ -2,6 +2,7 @@
 
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "tokenizer/pretokenizer.h"
@@ -124,9 +125,34 @@ void ReadAddedTokens(const Validator& v, const json& root, TokenizerSpec& spec) 
   }
 }
 
-bool IsByteLevel(const json& j) {
+// ByteLevel(add_prefix_space=false, use_regex=`use_regex`); trim_offsets changes offsets only.
+bool IsByteLevel(const json& j, bool use_regex) {
   return j.is_object() && j.value("type", "") == "ByteLevel" &&
-         !j.value("add_prefix_space", false) && !j.value("use_regex", true);
+         !j.value("add_prefix_space", false) && j.value("use_regex", true) == use_regex;
+}
+
+// The pre-tokenizer chains of pretokenizer.h, as tokenizer.json spells them. A bare GPT-2
+// ByteLevel is not accepted: no such vocabulary has been checked against Hugging Face here.
+std::optional<PreTokenizer> ReadPreTokenizer(const json& pre) {
+  if (!pre.is_object() || pre.value("type", "") != "Sequence" ||
+      !pre.value("pretokenizers", json()).is_array() || pre["pretokenizers"].size() != 2) {
+    return std::nullopt;
+  }
+  const json& first = pre["pretokenizers"][0];
+  const json& second = pre["pretokenizers"][1];
+  // Sequence[Split(Qwen2 regex, Isolated), ByteLevel(add_prefix_space=false, use_regex=false)]
+  if (first.is_object() && first.value("type", "") == "Split" &&
+      first.value("behavior", "") == "Isolated" && !first.value("invert", true) &&
+      first.value("pattern", json()).is_object() &&
+      first["pattern"].value("Regex", "") == kQwen2SplitPattern && IsByteLevel(second, false)) {
+    return PreTokenizer::kQwen2;
+  }
+  // Sequence[Digits(individual_digits=true), ByteLevel(add_prefix_space=false, use_regex=true)]
+  if (first.is_object() && first.value("type", "") == "Digits" &&
+      first.value("individual_digits", false) && IsByteLevel(second, true)) {
+    return PreTokenizer::kDigitsGpt2;
+  }
+  return std::nullopt;
 }
 
 void ReadPipeline(const Validator& v, const json& root, TokenizerSpec& spec) {
@@ -139,22 +165,24 @@ void ReadPipeline(const Validator& v, const json& root, TokenizerSpec& spec) {
     v.Fail("unsupported normalizer " + normalizer.dump().substr(0, 80) + " (only NFC or null)");
   }
 
-  // Sequence[Split(Qwen2 regex, Isolated), ByteLevel(add_prefix_space=false, use_regex=false)]
-  const json pre = root.value("pre_tokenizer", json());
-  bool pre_ok = pre.is_object() && pre.value("type", "") == "Sequence" &&
-                pre.value("pretokenizers", json()).is_array() && pre["pretokenizers"].size() == 2;
-  if (pre_ok) {
-    const json& split = pre["pretokenizers"][0];
-    pre_ok = split.is_object() && split.value("type", "") == "Split" &&
-             split.value("behavior", "") == "Isolated" && !split.value("invert", true) &&
-             split.value("pattern", json()).is_object() &&
-             split["pattern"].value("Regex", "") == kQwen2SplitPattern &&
-             IsByteLevel(pre["pretokenizers"][1]);
+  const auto pre = ReadPreTokenizer(root.value("pre_tokenizer", json()));
+  if (!pre) {
+    v.Fail(
+        "unsupported pre_tokenizer (only the Qwen2 split regex followed by ByteLevel, or "
+        "Digits followed by ByteLevel with its GPT-2 regex)");
   }
-  if (!pre_ok)
-    v.Fail("unsupported pre_tokenizer (only the Qwen2 split regex followed by ByteLevel)");
+  spec.pre_tokenizer = *pre;
+  if (spec.pre_tokenizer == PreTokenizer::kDigitsGpt2) {
+    // SmolLM2's vocabulary lacks a few byte tokens, which Hugging Face drops without an unk_token.
+    if (!root["model"].value("unk_token", json()).is_null()) {
+      v.Fail("unsupported model.unk_token with the Digits pre-tokenizer (only null)");
+    }
+    spec.skip_missing_bytes = true;
+  }
 
-  if (!IsByteLevel(root.value("decoder", json()))) {
+  // The ByteLevel decoder maps characters back to bytes; its flags change offsets only.
+  const json decoder = root.value("decoder", json());
+  if (!decoder.is_object() || decoder.value("type", "") != "ByteLevel") {
     v.Fail("unsupported decoder (only ByteLevel)");
   }
   const json post = root.value("post_processor", json());
