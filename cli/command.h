@@ -40,5 +40,6 @@ void SetupReportCommand(CLI::App& app, CommandContext& ctx);
 void SetupGateCommand(CLI::App& app, CommandContext& ctx);
 void SetupAttestCommand(CLI::App& app, CommandContext& ctx);
 void SetupTokenizeCommand(CLI::App& app, CommandContext& ctx);
+void SetupGgufInfoCommand(CLI::App& app, CommandContext& ctx);
 
 }  // namespace dv::cli

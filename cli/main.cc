@@ -17,5 +17,6 @@ int main(int argc, char** argv) {
   dv::cli::SetupGateCommand(app, ctx);
   dv::cli::SetupAttestCommand(app, ctx);
   dv::cli::SetupTokenizeCommand(app, ctx);
+  dv::cli::SetupGgufInfoCommand(app, ctx);
   return dv::cli::RunApp(app, ctx, argc, argv);
 }

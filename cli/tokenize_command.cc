@@ -1,6 +1,8 @@
-// detverify tokenize: Qwen3 token ids of a text (or the text of ids), for debugging prompts, and
-// --jsonl for bulk work (one JSON string per input line -> one JSON array of ids per output line).
+// detverify tokenize: token ids of a text (or the text of ids), for debugging prompts, and --jsonl
+// for bulk work (one JSON string per input line -> one JSON array of ids per output line). The
+// tokenizer is Qwen3's, an artifact's tokenizer.json, or the one a GGUF model carries (--gguf).
 #include <fstream>
+#include <optional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -8,6 +10,7 @@
 #include "cli/command.h"
 #include "cli/model_options.h"
 #include "engine/artifact.h"
+#include "gguf/gguf_tokenizer.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
@@ -15,7 +18,7 @@ namespace dv::cli {
 namespace {
 
 struct TokenizeOptions {
-  std::string text, file, ids, jsonl, tokenizer, artifact;
+  std::string text, file, ids, jsonl, tokenizer, artifact, gguf;
   bool json = false;
   bool chat = false;
 };
@@ -32,7 +35,19 @@ std::string TokenizerPathFor(const std::string& explicit_path, const std::string
 void RunTokenize(const TokenizeOptions& o, CommandContext& ctx) {
   const int sources = !o.text.empty() + !o.file.empty() + !o.ids.empty() + !o.jsonl.empty();
   if (sources != 1) throw UsageError("give exactly one of --text, --file, --ids, --jsonl");
-  const tok::Tokenizer tk = tok::Tokenizer::FromFile(TokenizerPathFor(o.tokenizer, o.artifact));
+  if (!o.gguf.empty() && (!o.tokenizer.empty() || !o.artifact.empty())) {
+    throw UsageError("give --gguf or --tokenizer/--artifact, not both");
+  }
+  // The GGUF's tokenizer and chat template, or a tokenizer.json with Qwen3's template.
+  std::optional<gguf::GgufFile> model;
+  std::optional<gguf::GgufTokenizer> model_tokenizer;
+  if (!o.gguf.empty()) {
+    model = gguf::GgufFile::Open(o.gguf);
+    model_tokenizer = gguf::LoadGgufTokenizer(*model);
+  }
+  const tok::Tokenizer tk = model_tokenizer
+                                ? model_tokenizer->tokenizer
+                                : tok::Tokenizer::FromFile(TokenizerPathFor(o.tokenizer, o.artifact));
 
   if (!o.ids.empty()) {
     const std::vector<int32_t> ids = ParseIds(o.ids, "--ids");
@@ -72,7 +87,12 @@ void RunTokenize(const TokenizeOptions& o, CommandContext& ctx) {
     ss << in.rdbuf();
     text = ss.str();
   }
-  if (o.chat) text = tok::RenderQwen3Chat({{"user", text, std::nullopt}}, true, false);
+  if (o.chat) {
+    const tok::ChatTemplate chat = model_tokenizer
+                                       ? gguf::RequireChatTemplate(*model_tokenizer, *model)
+                                       : tok::ChatTemplate::Qwen3();
+    text = chat.Render({{"user", text, std::nullopt}}, true, false);
+  }
   const std::vector<int32_t> ids = tk.Encode(text);
   if (o.json) {
     nlohmann::json pieces = nlohmann::json::array();
@@ -91,15 +111,18 @@ void RunTokenize(const TokenizeOptions& o, CommandContext& ctx) {
 
 void SetupTokenizeCommand(CLI::App& app, CommandContext& ctx) {
   auto opt = std::make_shared<TokenizeOptions>();
-  CLI::App* cmd = app.add_subcommand("tokenize", "Qwen3 token ids of a text, or the text of ids");
+  CLI::App* cmd = app.add_subcommand(
+      "tokenize", "token ids of a text, or the text of ids (Qwen3's tokenizer, or a GGUF model's)");
   cmd->add_option("--text", opt->text, "text to encode");
   cmd->add_option("--file", opt->file, "file whose contents to encode");
   cmd->add_option("--ids", opt->ids, "comma-separated ids to decode");
   cmd->add_option("--jsonl", opt->jsonl, "file of JSON strings, one per line: print one id array per line");
-  cmd->add_flag("--chat", opt->chat, "wrap the text as a user turn of the Qwen3 chat template");
+  cmd->add_flag("--chat", opt->chat,
+                "wrap the text as a user turn of the chat template (the GGUF's, else Qwen3's)");
   cmd->add_flag("--json", opt->json, "print JSON (ids and token spellings)");
   cmd->add_option("--tokenizer", opt->tokenizer, "tokenizer.json to use (default: the artifact's, else Qwen3's)");
   cmd->add_option("--artifact", opt->artifact, "use this artifact's tokenizer.json when it has one");
+  cmd->add_option("--gguf", opt->gguf, "use the tokenizer and chat template of this GGUF model");
   cmd->callback([opt, &ctx]() { RunTokenize(*opt, ctx); });
 }
 

@@ -48,6 +48,10 @@ tok::TokenizerSpec GgufTokenizerSpec(const GgufFile& f) {
     spec.nfc = false;
     // SmolLM2's tokenizer.json has no unk_token: bytes without a token are dropped.
     spec.skip_missing_bytes = true;
+  } else if (pre.empty()) {
+    f.Fail(
+        "metadata tokenizer.ggml.pre is missing (it names the pre-tokenizer; only \"smollm\" "
+        "is supported)");
   } else {
     f.Fail("tokenizer.ggml.pre \"" + std::string(pre) +
            "\" is not supported (only \"smollm\"; each pre-tokenizer is checked against Hugging "
