@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages detverify builds and tests with. Idempotent; run as root.
-# Usage: scripts/install_deps.sh [--with-browser] [--with-cross]
+# Usage: scripts/install_deps.sh [--with-browser] [--with-cross] [--with-models]
+#
+# --with-models adds curl, ca-certificates and unzip, then runs scripts/fetch_models.sh, which puts
+# the real models (SmolLM2-135M-Instruct's GGUF, sha256-verified) into the model cache,
+# $DETVERIFY_MODELS or ~/.cache/detverify/models.
 #
 # --with-cross adds qemu-user and the aarch64 and s390x cross compilers, and unpacks the target
 # architectures' libssl-dev, libgtest-dev, nlohmann-json3-dev and libcli11-dev into
@@ -19,9 +23,14 @@ packages=(
   clang-format
 )
 with_cross=0
+with_models=0
 for arg in "$@"; do
   case "$arg" in
     --with-browser) packages+=(chromium) ;;
+    --with-models)
+      with_models=1
+      packages+=(curl ca-certificates unzip)
+      ;;
     --with-cross)
       with_cross=1
       packages+=(qemu-user g++-aarch64-linux-gnu g++-s390x-linux-gnu)
@@ -43,6 +52,10 @@ if [ ${#missing[@]} -eq 0 ]; then
 else
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [ "$with_models" -eq 1 ]; then
+  "$(dirname "$0")/fetch_models.sh"
 fi
 
 [ "$with_cross" -eq 1 ] || exit 0
