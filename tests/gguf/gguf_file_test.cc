@@ -11,6 +11,7 @@
 
 #include "gguf/dequantize.h"
 #include "gguf/gguf_file.h"
+#include "tests/tokenizer/qwen3_test_data.h"
 
 namespace dv::gguf {
 namespace {
@@ -26,13 +27,7 @@ nlohmann::json Expected() {
   return nlohmann::json::parse(in);
 }
 
-std::string FromHex(const std::string& hex) {
-  std::string out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
-  }
-  return out;
-}
+using tok::testing::FromHex;
 
 // Bitwise equal, or both NaN (ggml defines no NaN payloads for arithmetic results).
 bool SameFloat(float actual, uint32_t expected_bits) {

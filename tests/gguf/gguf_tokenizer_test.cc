@@ -4,12 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "gguf/gguf_tokenizer.h"
 #include "gguf/model_cache.h"
 #include "tests/gguf/gguf_builder.h"
+#include "tests/tokenizer/qwen3_test_data.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/utf8.h"
 
@@ -17,29 +17,10 @@ namespace dv::gguf {
 namespace {
 
 using testing::GgufBuilder;
+using tok::testing::FromHex;
+using tok::testing::ReadJsonl;
 
 constexpr int kMaxPrintedMismatches = 5;
-
-std::vector<nlohmann::json> ReadJsonl(const std::string& name) {
-  const std::string path = std::string(DV_TOKENIZER_TEST_DATA_DIR) + "/" + name;
-  std::ifstream in(path);
-  EXPECT_TRUE(in) << "cannot open " << path;
-  std::vector<nlohmann::json> rows;
-  std::string line;
-  while (std::getline(in, line)) {
-    nlohmann::json row = nlohmann::json::parse(line);
-    if (!row.contains("meta")) rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
-std::string FromHex(const std::string& hex) {
-  std::string out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
-  }
-  return out;
-}
 
 std::string RowBytes(const nlohmann::json& row) {
   return row.contains("hex") ? FromHex(row["hex"].get<std::string>())
