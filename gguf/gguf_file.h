@@ -115,6 +115,8 @@ class GgufFile {
   static GgufFile Open(const std::string& path);
   // Same over bytes the caller keeps alive; `name` labels errors.
   static GgufFile FromBytes(std::span<const uint8_t> bytes, const std::string& name);
+  // A temporary buffer would be gone before the views into it are used.
+  static GgufFile FromBytes(std::vector<uint8_t>&& bytes, const std::string& name) = delete;
 
   GgufFile(GgufFile&&) noexcept;
   GgufFile& operator=(GgufFile&&) noexcept;

