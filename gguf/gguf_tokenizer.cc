@@ -77,13 +77,12 @@ tok::TokenizerSpec GgufTokenizerSpec(const GgufFile& f) {
     const std::string_view token = tokens[i];
     const bool byte_level = InByteAlphabet(token);
     // A byte-level vocabulary spells every entry in the byte alphabet; an entry that is not is
-    // respelled from its UTF-8 bytes, as transformers' GGUF loader does. A CONTROL token outside
-    // the alphabet is such a mislabelled entry and is not added (transformers skips it too).
+    // respelled from its UTF-8 bytes, as transformers' GGUF loader does. A CONTROL or USER_DEFINED
+    // token outside the alphabet is then not added as a whole-match token (transformers adds only
+    // those whose spelling is in its vocabulary), so an added token's text is always its spelling.
     std::string spelled = byte_level ? std::string(token) : tok::BytesToByteLevel(token);
-    if (types[i] == kControl && byte_level) {
-      spec.added_tokens.push_back({std::string(token), id, true});
-    } else if (types[i] == kUserDefined) {
-      spec.added_tokens.push_back({std::string(token), id, false});
+    if (byte_level && (types[i] == kControl || types[i] == kUserDefined)) {
+      spec.added_tokens.push_back({std::string(token), id, types[i] == kControl});
     }
     if (const auto [it, fresh] = seen.emplace(spelled, id); !fresh) {
       f.Fail("tokenizer.ggml.tokens has \"" + spelled + "\" twice (ids " +

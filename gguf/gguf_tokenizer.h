@@ -6,7 +6,8 @@
 // Supported: tokenizer.ggml.model "gpt2" (byte-level BPE) with tokenizer.ggml.pre "smollm"
 // (SmolLM/SmolLM2: Digits then the GPT-2 split, no normaliser; tokenizer/pretokenizer.h). Tokens of
 // type CONTROL (3) become special added tokens and USER_DEFINED (4) non-special added tokens, as
-// transformers' GGUF loader adds them; every other type is a plain vocabulary entry. Any other
+// transformers' GGUF loader adds them (only those spelled in the byte alphabet); every other type
+// is a plain vocabulary entry. Any other
 // model or pre-tokenizer is a GgufError, not a tokenizer that would give other ids.
 #include <cstdint>
 #include <optional>

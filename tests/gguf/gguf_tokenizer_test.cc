@@ -3,6 +3,7 @@
 // written by scripts/tokenizer/make_smollm2_fixture.py), and metadata errors on crafted files.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -233,6 +234,22 @@ TEST(GgufTokenizerTest, CraftedVocabularyLoads) {
   } catch (const GgufError& e) {
     EXPECT_EQ(std::string(e.what()), "vocab.gguf: the file has no tokenizer.chat_template");
   }
+}
+
+// A USER_DEFINED token outside the byte alphabet is respelled into it and stays a plain vocabulary
+// entry, as transformers' GGUF loader treats it.
+TEST(GgufTokenizerTest, UserDefinedTokensOutsideTheAlphabetAreNotAdded) {
+  Vocab v;
+  v.extra.push_back("<\u2192>");
+  v.extra_types.push_back(4);
+  std::vector<uint8_t> storage;
+  const GgufFile f = Open(v, storage);
+  const GgufTokenizer t = LoadGgufTokenizer(f);
+  EXPECT_EQ(t.tokenizer.TokenId(tok::BytesToByteLevel("<\u2192>")), 259);
+  EXPECT_EQ(t.tokenizer.TokenId("<\u2192>"), -1);
+  EXPECT_EQ(t.tokenizer.TokenBytes(259), "<\u2192>");
+  const std::vector<int32_t> ids = t.tokenizer.Encode("<\u2192>");
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), 259), 0);
 }
 
 TEST(GgufTokenizerTest, UnsupportedOrInconsistentTokenizersAreOneLineErrors) {
