@@ -139,6 +139,9 @@ void RunGenerate(const GenerateOptions& o, CommandContext& ctx) {
     doc["split"] = o.split;
     doc["position"] = o.position;
     doc["wrap_events"] = model.wrap_events();
+    const WrapEvents& sites = model.wrap_events_by_site();
+    doc["wrap_events_by_site"] = {
+        {"q_quant", sites.q_quant}, {"down_input", sites.down_input}, {"other", sites.other}};
     doc["wall_ms"] = static_cast<int64_t>(secs * 1000.0);
     doc["tokens_per_s"] = tps;
     if (o.fingerprint) doc["fingerprint"] = harness::CollectFingerprint();
@@ -179,9 +182,13 @@ void RunGenerate(const GenerateOptions& o, CommandContext& ctx) {
     std::printf("speed         %.1f tokens/s (%lld steps in %.2f s)\n", tps,
                 static_cast<long long>(o.max_new), secs);
     if (model.wrap_events() > 0) {
+      const WrapEvents& sites = model.wrap_events_by_site();
       std::printf(
-          "note          %lld int64 wrap events (detllm-v1 semantics, reproduced bit for bit)\n",
-          static_cast<long long>(model.wrap_events()));
+          "note          %lld int64 wrap events: %lld in the Q quantization (W1), %lld in the\n"
+          "              down-projection input (W2), %lld elsewhere (detllm-v1 semantics,\n"
+          "              reproduced bit for bit; docs/SPEC.md §8)\n",
+          static_cast<long long>(model.wrap_events()), static_cast<long long>(sites.q_quant),
+          static_cast<long long>(sites.down_input), static_cast<long long>(sites.other));
     }
   }
   ctx.exit_code = kExitOk;

@@ -23,6 +23,24 @@ std::vector<int64_t> Widen(const T* p, int64_t n) {
   return std::vector<int64_t>(p, p + n);
 }
 
+// The trace's attn.scores and attn.exp of one query row over all `slots` of the call, by their
+// plain definitions (a backend's attention keeps them in registers): q8 . k8 for every written
+// slot, and DiExp(score - max over the visible slots, tpos), with DetLLM's dummy x = 0 (so the
+// value tpos) at the masked slots >= visible.
+void TraceScoresAndExps(const int8_t* q8, const KvHeadView& kv, int64_t visible, int64_t slots,
+                        int64_t tpos, int64_t* scores, int64_t* exps) {
+  const int64_t d4 = KvPaddedDim(kv.head_dim);
+  for (int64_t s = 0; s < slots; ++s) {
+    int64_t acc = 0;
+    for (int64_t j = 0; j < kv.head_dim; ++j) acc += q8[j] * kv.k[KvKOffset(s, j, d4)];
+    scores[s] = acc;
+  }
+  const int64_t row_max = *std::max_element(scores, scores + visible);
+  for (int64_t s = 0; s < slots; ++s) {
+    exps[s] = DiExp(s < visible ? scores[s] - row_max : 0, tpos);
+  }
+}
+
 }  // namespace
 
 KvCache::KvCache(const ModelConfig& config, int64_t capacity)
@@ -57,7 +75,8 @@ struct ThreadScratch {
   std::vector<Dyadic> scales;          // [group] the attention scales of one KV group
   std::vector<int64_t> tpos;           // [group]
   std::vector<int8_t> k8, v8;          // [d] one cache slot of one KV head
-  WrapCounter wraps;
+  // Wrap events by site (WrapEvents): W1, W2, and the bounded quantizations.
+  WrapCounter wraps_q, wraps_down, wraps_other;
 };
 
 // Buffers for one forward call of `tokens` tokens (grow-only, so steady decode allocates nothing).
@@ -171,8 +190,8 @@ void IntQwen3::NormQuant(const std::vector<int64_t>* smooth_m, int64_t smooth_k,
       } else {
         std::copy_n(s.y32.data(), hid, s.y64.data());
       }
-      const Dyadic q =
-          ops_.QuantI8(s.y64.data(), hid, 1, kNormOutFracBits + smooth_k, x8 + t * hid, &s.wraps);
+      const Dyadic q = ops_.QuantI8(s.y64.data(), hid, 1, kNormOutFracBits + smooth_k, x8 + t * hid,
+                                    &s.wraps_other);
       xm[t] = q.m;
       xk[t] = q.k;
       if (trace) {
@@ -183,7 +202,11 @@ void IntQwen3::NormQuant(const std::vector<int64_t>* smooth_m, int64_t smooth_k,
   });
   if (trace) {
     trace->Record(prefix + "norm", {ws.tokens, hid}, tr_norm);
-    if (smooth_m) trace->Record(prefix + "smooth_y", {ws.tokens, hid}, tr_smooth);
+    if (smooth_m) {
+      trace->Record(prefix + "smooth_y", {ws.tokens, hid}, tr_smooth);
+      trace->Record(prefix + "smooth_k", {ws.tokens},
+                    std::vector<int64_t>(Sz(ws.tokens), kNormOutFracBits + smooth_k));
+    }
     trace->Record(prefix + "x8", {ws.tokens, hid}, Widen(x8, ws.tokens * hid));
     trace->Record(prefix + "xm", {ws.tokens}, Widen(xm, ws.tokens));
     trace->Record(prefix + "xk", {ws.tokens}, Widen(xk, ws.tokens));
@@ -233,6 +256,26 @@ void IntQwen3::Forward(std::span<ForwardRow> rows, TraceSink* trace) {
     }
   });
   if (trace) {
+    std::vector<int64_t> e8, em, ek;
+    for (int64_t t = 0; t < tokens; ++t) {
+      const auto id = Sz(ws.ids[Sz(t)]);
+      const int8_t* row = w_.embed_e8 + static_cast<int64_t>(id) * c.hidden;
+      e8.insert(e8.end(), row, row + c.hidden);
+      em.push_back(w_.embed_m[id]);
+      ek.push_back(w_.embed_k[id]);
+    }
+    // Visibility (SPEC §5.3): token t sees the slots up to its own, of the call's S slots.
+    const int64_t slots = ws.pos[Sz(tokens - 1)] + 1;
+    std::vector<int64_t> mask(Sz(tokens * slots));
+    for (int64_t t = 0; t < tokens; ++t) {
+      for (int64_t s = 0; s < slots; ++s) mask[Sz(t * slots + s)] = s <= ws.pos[Sz(t)] ? 1 : 0;
+    }
+    trace->Record("ids", {tokens}, Widen(ws.ids.data(), tokens));
+    trace->Record("positions", {tokens}, Widen(ws.pos.data(), tokens));
+    trace->Record("embed.e8", {tokens, c.hidden}, e8);
+    trace->Record("embed.m", {tokens}, em);
+    trace->Record("embed.k", {tokens}, ek);
+    trace->Record("mask", {tokens, slots}, mask);
     trace->Record("embed.h", {tokens, c.hidden}, Widen(ws.h.data(), tokens * c.hidden));
     trace->Record("embed.k_res", {tokens}, Widen(ws.k_res.data(), tokens));
   }
@@ -281,8 +324,10 @@ void IntQwen3::Forward(std::span<ForwardRow> rows, TraceSink* trace) {
     trace->Record("final.logits", {tokens, c.vocab}, Widen(rows[0].all_logits, tokens * c.vocab));
   }
   for (ThreadScratch& s : ws.scratch) {
-    wraps_.events += s.wraps.events;
-    s.wraps.events = 0;
+    wraps_.q_quant += s.wraps_q.events;
+    wraps_.down_input += s.wraps_down.events;
+    wraps_.other += s.wraps_other.events;
+    s.wraps_q = s.wraps_down = s.wraps_other = {};
   }
 }
 
@@ -313,7 +358,7 @@ void IntQwen3::AttentionBlock(int64_t layer, TraceSink* trace) {
       if (trace) std::copy_n(s.y64.data(), qd, tr_oin.begin() + t * qd);
       const Dyadic a =
           ops_.RequantI8RowColumn(s.y64.data(), L.attn_out_col_m.data(), qd, 1, L.os_k,
-                                  L.attn_out_col_k, s.s64.data(), a8 + t * qd, &s.wraps);
+                                  L.attn_out_col_k, s.s64.data(), a8 + t * qd, &s.wraps_other);
       ws.xm[Sz(t)] = a.m;
       ws.xk[Sz(t)] = a.k;
     }
@@ -343,9 +388,12 @@ void IntQwen3::QkvHeads(int64_t layer, TraceSink* trace) {
 
   // Trace buffers (only with a trace sink): [M, heads, d].
   std::vector<int64_t> tr_qrq, tr_qn, tr_qr, tr_qs, tr_krq, tr_kn, tr_kr, tr_k8, tr_v8;
+  std::vector<int64_t> tr_qrk, tr_krk;  // [M, heads] the requant shifts xk + w.k - sh
   if (trace) {
     for (auto* v : {&tr_qrq, &tr_qn, &tr_qr, &tr_qs}) v->resize(Sz(M * qd));
     for (auto* v : {&tr_krq, &tr_kn, &tr_kr, &tr_k8, &tr_v8}) v->resize(Sz(M * kvd));
+    tr_qrk.resize(Sz(M * nq));
+    tr_krk.resize(Sz(M * nkv));
   }
   const int64_t heads = nq + nkv;
   backend_.ParallelFor(M * heads, [&](int64_t begin, int64_t end, int thread) {
@@ -359,9 +407,10 @@ void IntQwen3::QkvHeads(int64_t layer, TraceSink* trace) {
       const int16_t* sin_row = w_.rope_sin.data() + pos * d;
       if (head < nq) {
         const int64_t h = head, kvh = h / c.group(), at = t * qd + h * d;
-        ops_.RequantI32(ws.pq.data() + at, L.q.m.data() + h * d, d, 16, y32);
+        const int64_t sh = ops_.RequantI32(ws.pq.data() + at, L.q.m.data() + h * d, d, 16, y32);
         ops_.RmsNormGamma(y32, d, L.q_norm_m.data(), y64);
         if (trace) {
+          tr_qrk[Sz(t * nq + h)] = ws.xk[Sz(t)] + L.q.k - sh;
           std::copy_n(y32, d, tr_qrq.begin() + at);
           std::copy_n(y64, d, tr_qn.begin() + at);
         }
@@ -370,14 +419,15 @@ void IntQwen3::QkvHeads(int64_t layer, TraceSink* trace) {
         ops_.MulColumns(y64, L.qs_m.data() + kvh * d, d, y64);
         if (trace) std::copy_n(y64, d, tr_qs.begin() + at);
         const Dyadic q = ops_.QuantI8(y64, d, 1, kNormOutFracBits + L.q_norm_k + L.qs_k,
-                                      ws.q8.data() + at, &s.wraps);
+                                      ws.q8.data() + at, &s.wraps_q);
         ws.qm[Sz(t * nq + h)] = q.m;
         ws.qk[Sz(t * nq + h)] = q.k;
       } else {
         const int64_t h = head - nq, at = t * kvd + h * d;
-        ops_.RequantI32(ws.pk.data() + at, L.k.m.data() + h * d, d, 16, y32);
+        const int64_t sh = ops_.RequantI32(ws.pk.data() + at, L.k.m.data() + h * d, d, 16, y32);
         ops_.RmsNormGamma(y32, d, L.k_norm_m.data(), y64);
         if (trace) {
+          tr_krk[Sz(t * nkv + h)] = ws.xk[Sz(t)] + L.k.k - sh;
           std::copy_n(y32, d, tr_krq.begin() + at);
           std::copy_n(y64, d, tr_kn.begin() + at);
         }
@@ -401,15 +451,23 @@ void IntQwen3::QkvHeads(int64_t layer, TraceSink* trace) {
     trace->Record(pre + "Pq", {M, qd}, Widen(ws.pq.data(), M * qd));
     trace->Record(pre + "Pk", {M, kvd}, Widen(ws.pk.data(), M * kvd));
     trace->Record(pre + "Pv", {M, kvd}, Widen(ws.pv.data(), M * kvd));
+    // The requant's returned mantissa is the row's xm (discarded: the norm cancels the scale).
     trace->Record(pre + "q_requant", {M, nq, d}, tr_qrq);
+    trace->Record(pre + "q_requant_m", {M}, Widen(ws.xm.data(), M));
+    trace->Record(pre + "q_requant_k", {M, nq}, tr_qrk);
     trace->Record(pre + "q_norm", {M, nq, d}, tr_qn);
+    trace->Record(pre + "q_norm_k", {}, {kNormOutFracBits + L.q_norm_k});
     trace->Record(pre + "q_rope", {M, nq, d}, tr_qr);
     trace->Record(pre + "q_smooth", {M, nq, d}, tr_qs);
+    trace->Record(pre + "q_smooth_k", {}, {kNormOutFracBits + L.q_norm_k + L.qs_k});
     trace->Record(pre + "q8", {M, nq, d}, Widen(ws.q8.data(), M * qd));
     trace->Record(pre + "qm", {M, nq}, Widen(ws.qm.data(), M * nq));
     trace->Record(pre + "qk", {M, nq}, Widen(ws.qk.data(), M * nq));
     trace->Record(pre + "k_requant", {M, nkv, d}, tr_krq);
+    trace->Record(pre + "k_requant_m", {M}, Widen(ws.xm.data(), M));
+    trace->Record(pre + "k_requant_k", {M, nkv}, tr_krk);
     trace->Record(pre + "k_norm", {M, nkv, d}, tr_kn);
+    trace->Record(pre + "k_norm_k", {}, {kNormOutFracBits + L.k_norm_k});
     trace->Record(pre + "k_rope", {M, nkv, d}, tr_kr);
     trace->Record(pre + "k8", {M, nkv, d}, tr_k8);
     trace->Record(pre + "v8", {M, nkv, d}, tr_v8);
@@ -428,12 +486,12 @@ void IntQwen3::Attention(int64_t layer, TraceSink* trace) {
   const int64_t nkv = c.n_kv_heads, group = c.group();
   const std::string pre = LayerPrefix(layer, ".attn.", trace);
 
-  std::vector<int64_t> tr_smraw, tr_skraw, tr_sm, tr_sk, tr_tpos, tr_probs;
+  std::vector<int64_t> tr_smraw, tr_skraw, tr_sm, tr_sk, tr_tpos, tr_probs, tr_scores, tr_exp;
   int64_t tr_slots = 0;
   if (trace) {
     tr_slots = ws.pos[Sz(M - 1)] + 1;
     for (auto* v : {&tr_smraw, &tr_skraw, &tr_sm, &tr_sk, &tr_tpos}) v->resize(Sz(M * nq));
-    tr_probs.assign(Sz(M * nq * tr_slots), 0);
+    for (auto* v : {&tr_probs, &tr_scores, &tr_exp}) v->assign(Sz(M * nq * tr_slots), 0);
   }
   backend_.ParallelFor(M * nkv, [&](int64_t begin, int64_t end, int thread) {
     ThreadScratch& s = ws.scratch[Sz(thread)];
@@ -461,15 +519,20 @@ void IntQwen3::Attention(int64_t layer, TraceSink* trace) {
           tr_sk[Sz(th)] = s.scales[Sz(i)].k;
           tr_tpos[Sz(th)] = s.tpos[Sz(i)];
           std::copy_n(s.probs.data() + i * stride, n_slots, tr_probs.begin() + th * tr_slots);
+          TraceScoresAndExps(ws.q8.data() + t * qd + (h0 + i) * d,
+                             ws.cache[Sz(t)]->view(layer, kvh), n_slots, tr_slots, s.tpos[Sz(i)],
+                             tr_scores.data() + th * tr_slots, tr_exp.data() + th * tr_slots);
         }
       }
     }
   });
   if (trace) {
+    trace->Record(pre + "scores", {M, nq, tr_slots}, tr_scores);
     trace->Record(pre + "sm_raw", {M, nq}, tr_smraw);
     trace->Record(pre + "sk_raw", {M, nq}, tr_skraw);
     trace->Record(pre + "sm", {M, nq}, tr_sm);
     trace->Record(pre + "sk", {M, nq}, tr_sk);
+    trace->Record(pre + "exp", {M, nq, tr_slots}, tr_exp);
     trace->Record(pre + "exp_tpos", {M, nq}, tr_tpos);
     trace->Record(pre + "probs", {M, nq, tr_slots}, tr_probs);
     trace->Record(pre + "ctx", {M, qd}, Widen(ws.ctx.data(), M * qd));
@@ -495,10 +558,16 @@ void IntQwen3::MlpBlock(int64_t layer, TraceSink* trace) {
 
   // gate/up to 14 bits (in place), SwiGLU in int64, down-input smoothing, per-token int8.
   int8_t* dx8 = ws.x8.data();
-  std::vector<int64_t> tr_gk, tr_uk, tr_tpos, tr_sw, tr_swm, tr_swk, tr_din;
+  std::vector<int64_t> tr_gm, tr_gk, tr_uk, tr_tpos, tr_sw, tr_swm, tr_swk, tr_din, tr_sig;
+  // The inside of the down-input quantization (W2, SPEC §8): a, NormScale's (m, k) of the row
+  // mantissa, a*m as int64, and whether that product wrapped.
+  std::vector<int64_t> tr_dink, tr_da, tr_dmn, tr_dkn, tr_dam, tr_dwrap;
   if (trace) {
-    for (auto* v : {&tr_gk, &tr_uk, &tr_tpos, &tr_swm, &tr_swk}) v->resize(Sz(M));
-    for (auto* v : {&tr_sw, &tr_din}) v->resize(Sz(M * inter));
+    for (auto* v : {&tr_gm, &tr_gk, &tr_uk, &tr_tpos, &tr_swm, &tr_swk, &tr_dink, &tr_da, &tr_dmn,
+                    &tr_dkn, &tr_dam, &tr_dwrap}) {
+      v->resize(Sz(M));
+    }
+    for (auto* v : {&tr_sw, &tr_din, &tr_sig}) v->resize(Sz(M * inter));
   }
   backend_.ParallelFor(M, [&](int64_t begin, int64_t end, int thread) {
     ThreadScratch& s = ws.scratch[Sz(thread)];
@@ -512,32 +581,56 @@ void IntQwen3::MlpBlock(int64_t layer, TraceSink* trace) {
       ops_.Swiglu(g, u, inter, tpos, s.y64.data());
       const int64_t sw_m = WrapMul(xm, xm);
       const int64_t sw_k = gk + uk + kSigmoidFracBits;
-      if (trace) std::copy_n(s.y64.data(), inter, tr_sw.begin() + t * inter);
+      if (trace) {
+        std::copy_n(s.y64.data(), inter, tr_sw.begin() + t * inter);
+        for (int64_t i = 0; i < inter; ++i) {
+          tr_sig[Sz(t * inter + i)] = DiExp(WrapNeg(WrapAbs(g[i])), tpos);
+        }
+      }
       ops_.MulColumns(s.y64.data(), L.ds_m.data(), inter, s.y64.data());
       if (trace) {
         std::copy_n(s.y64.data(), inter, tr_din.begin() + t * inter);
+        tr_gm[Sz(t)] = xm;
         tr_gk[Sz(t)] = gk;
         tr_uk[Sz(t)] = uk;
         tr_tpos[Sz(t)] = tpos;
         tr_swm[Sz(t)] = sw_m;
         tr_swk[Sz(t)] = sw_k;
+        tr_dink[Sz(t)] = sw_k + L.ds_k;
+        const Dyadic mn = NormScale(sw_m, sw_k + L.ds_k);
+        const int64_t a = MaxAbsClamped(s.y64.data(), inter);
+        tr_da[Sz(t)] = a;
+        tr_dmn[Sz(t)] = mn.m;
+        tr_dkn[Sz(t)] = mn.k;
+        tr_dam[Sz(t)] = WrapMul(a, mn.m);
+        tr_dwrap[Sz(t)] = MulOverflows(a, mn.m) ? 1 : 0;
       }
       const Dyadic q =
-          ops_.QuantI8(s.y64.data(), inter, sw_m, sw_k + L.ds_k, dx8 + t * inter, &s.wraps);
+          ops_.QuantI8(s.y64.data(), inter, sw_m, sw_k + L.ds_k, dx8 + t * inter, &s.wraps_down);
       ws.xm[Sz(t)] = q.m;
       ws.xk[Sz(t)] = q.k;
     }
   });
   if (trace) {
+    // gate and up keep the row mantissa xm (RequantI32Common only shifts).
     trace->Record(pre + "gate", {M, inter}, Widen(ws.pg.data(), M * inter));
+    trace->Record(pre + "gate_m", {M}, tr_gm);
     trace->Record(pre + "gate_k", {M}, tr_gk);
     trace->Record(pre + "up", {M, inter}, Widen(ws.pu.data(), M * inter));
+    trace->Record(pre + "up_m", {M}, tr_gm);
     trace->Record(pre + "up_k", {M}, tr_uk);
+    trace->Record(pre + "sig_exp", {M, inter}, tr_sig);
     trace->Record(pre + "sig_tpos", {M}, tr_tpos);
     trace->Record(pre + "swiglu", {M, inter}, tr_sw);
     trace->Record(pre + "swiglu_m", {M}, tr_swm);
     trace->Record(pre + "swiglu_k", {M}, tr_swk);
     trace->Record(pre + "down_in", {M, inter}, tr_din);
+    trace->Record(pre + "down_in_k", {M}, tr_dink);
+    trace->Record(pre + "down_a", {M}, tr_da);
+    trace->Record(pre + "down_mn", {M}, tr_dmn);
+    trace->Record(pre + "down_kn", {M}, tr_dkn);
+    trace->Record(pre + "down_am", {M}, tr_dam);
+    trace->Record(pre + "down_wrap", {M}, tr_dwrap);
     trace->Record(pre + "down_x8", {M, inter}, Widen(dx8, M * inter));
     trace->Record(pre + "down_xm", {M}, Widen(ws.xm.data(), M));
     trace->Record(pre + "down_xk", {M}, Widen(ws.xk.data(), M));
@@ -559,6 +652,8 @@ void IntQwen3::AddToResidual(const LinearWeights& proj, const std::string& pre, 
     trace->Record(pre + product, {M, hid}, Widen(ws.po.data(), M * hid));
     tr_delta.resize(Sz(M * hid));
     tr_dk.resize(Sz(M));
+    // The delta keeps the row mantissa of the projection's input (RequantI32Common only shifts).
+    trace->Record(pre + delta + "_delta_m", {M}, Widen(ws.xm.data(), M));
   }
   backend_.ParallelFor(M, [&](int64_t begin, int64_t end, int thread) {
     ThreadScratch& s = ws.scratch[Sz(thread)];

@@ -54,6 +54,14 @@ class TraceSink {
                       const std::vector<int64_t>& values) = 0;
 };
 
+// int64 wrap events (docs/SPEC.md §8.2) by where the product a*m of a quantization left int64.
+struct WrapEvents {
+  int64_t q_quant = 0;     // W1: the Q quantization, one per (layer, token, q head)
+  int64_t down_input = 0;  // W2: the down-projection input quantization, one per (layer, token)
+  int64_t other = 0;       // any other QuantI8PerToken / RequantI8RowCol (bounded: §6.4)
+  int64_t total() const { return q_quant + down_input + other; }
+};
+
 // One row of a forward call: n_tokens new tokens appended at positions cache->length() onward.
 struct ForwardRow {
   KvCache* cache = nullptr;
@@ -81,8 +89,9 @@ class IntQwen3 {
   int32_t GreedyPick(const int32_t* logits) const;
 
   // int64 wrap events seen so far (SPEC §8), a diagnostic; reset with ResetWrapEvents.
-  int64_t wrap_events() const { return wraps_.events; }
-  void ResetWrapEvents() { wraps_.events = 0; }
+  int64_t wrap_events() const { return wraps_.total(); }
+  const WrapEvents& wrap_events_by_site() const { return wraps_; }
+  void ResetWrapEvents() { wraps_ = {}; }
 
  private:
   struct Workspace;
@@ -103,7 +112,7 @@ class IntQwen3 {
   std::vector<PackedLayer> packed_;
   std::unique_ptr<PackedWeight> head_;
   std::unique_ptr<Workspace> ws_;
-  WrapCounter wraps_;
+  WrapEvents wraps_;
 };
 
 }  // namespace dv
