@@ -87,8 +87,11 @@ inline std::vector<std::vector<int32_t>> Batch(const std::vector<int32_t>& ours,
 
 class CpuBitIdentity : public IsaTest {
  protected:
-  static const Artifact& TinyA() {
-    static const auto a = Artifact::Load(test::FixtureDir("tiny-a"));
+  // A DetLLM fixture of tests/data/detllm, loaded once.
+  static const Artifact& Fixture(const std::string& name) {
+    static std::map<std::string, std::unique_ptr<Artifact>> loaded;
+    auto& a = loaded[name];
+    if (!a) a = Artifact::Load(test::FixtureDir(name));
     return *a;
   }
   static const Artifact& Synthetic(const std::string& preset) {

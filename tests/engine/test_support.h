@@ -2,6 +2,8 @@
 // execution path (backend and ISA level) of this machine.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -23,6 +25,16 @@ inline std::string DataDir() {
 
 // A DetLLM fixture folder (artifact + expected.json), copied from shared/detllm/fixtures.
 inline std::string FixtureDir(const std::string& name) { return DataDir() + "/detllm/" + name; }
+
+// The DetLLM fixtures in tests/data/detllm (README.md there describes each).
+inline const std::vector<std::string> kDetllmFixtures = {"tiny-a", "tiny-w2", "tiny-w2b"};
+
+// gtest parameter names: "tiny-w2b" -> "tiny_w2b".
+inline std::string FixtureParamName(const ::testing::TestParamInfo<std::string>& info) {
+  std::string n = info.param;
+  for (char& c : n) c = (c == '-' || c == '.') ? '_' : c;
+  return n;
+}
 
 inline nlohmann::json LoadJson(const std::string& path) {
   std::ifstream in(path);
