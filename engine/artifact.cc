@@ -45,14 +45,13 @@ class TensorTable {
   TensorTable(std::map<std::string, TensorView> t, std::string path)
       : t_(std::move(t)), path_(std::move(path)) {}
 
-
   const TensorView& Get(const std::string& name, DType dtype, const std::vector<int64_t>& shape) {
     auto it = t_.find(name);
     if (it == t_.end()) Fail(path_, "missing tensor '" + name + "'");
     const TensorView& v = it->second;
     if (v.dtype != dtype) {
-      Fail(path_, "tensor '" + name + "' has dtype " + v.dtype_name + ", expected " +
-                      DTypeName(dtype));
+      Fail(path_,
+           "tensor '" + name + "' has dtype " + v.dtype_name + ", expected " + DTypeName(dtype));
     }
     if (v.shape != shape) {
       Fail(path_, "tensor '" + name + "' has shape " + ShapeText(v.shape) +
@@ -60,7 +59,8 @@ class TensorTable {
     }
     return v;
   }
-  std::vector<int64_t> Ints(const std::string& name, DType dtype, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> Ints(const std::string& name, DType dtype,
+                            const std::vector<int64_t>& shape) {
     return DecodeIntTensor(Get(name, dtype, shape));
   }
   const int8_t* I8(const std::string& name, const std::vector<int64_t>& shape) {
@@ -124,7 +124,8 @@ std::unique_ptr<Artifact> Artifact::Load(const std::string& dir) {
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string config_text = ss.str();
-  a->config_sha256_ = Sha256Hex({reinterpret_cast<const uint8_t*>(config_text.data()), config_text.size()});
+  a->config_sha256_ =
+      Sha256Hex({reinterpret_cast<const uint8_t*>(config_text.data()), config_text.size()});
   nlohmann::json cfg;
   try {
     cfg = nlohmann::json::parse(config_text);
@@ -143,14 +144,15 @@ std::unique_ptr<Artifact> Artifact::Load(const std::string& dir) {
   c.head_dim = r.Int("head_dim");
   c.intermediate = r.Int("intermediate");
   c.vocab = r.Int("vocab");
-  for (int64_t dim : {c.n_layers, c.hidden, c.n_q_heads, c.n_kv_heads, c.head_dim,
-                      c.intermediate, c.vocab}) {
-    if (dim <= 0 || dim > (int64_t{1} << 24)) Fail(config_path, "a model dimension is out of range");
+  for (int64_t dim :
+       {c.n_layers, c.hidden, c.n_q_heads, c.n_kv_heads, c.head_dim, c.intermediate, c.vocab}) {
+    if (dim <= 0 || dim > (int64_t{1} << 24))
+      Fail(config_path, "a model dimension is out of range");
   }
   if (!cfg.contains("layers") || !cfg["layers"].is_array() ||
       static_cast<int64_t>(cfg["layers"].size()) != c.n_layers) {
-    Fail(config_path, "'layers' must be a list of n_layers = " + std::to_string(c.n_layers) +
-                          " entries");
+    Fail(config_path,
+         "'layers' must be a list of n_layers = " + std::to_string(c.n_layers) + " entries");
   }
   w.head_k = r.Int(cfg.value("head", nlohmann::json::object()), "k", "head.");
 
@@ -218,6 +220,7 @@ std::unique_ptr<Artifact> Artifact::Load(const std::string& dir) {
     DeriveLayerConstants(c, l);
     w.layers.push_back(std::move(l));
   }
+  if (const std::string why = CheckValueRanges(w); !why.empty()) Fail(model_path, why);
   return a;
 }
 

@@ -52,6 +52,11 @@ std::vector<RowResult> GenerateGreedy(IntQwen3& model,
       throw std::invalid_argument("prompt + max_new exceeds the model's max_pos (" +
                                   std::to_string(c.max_pos) + ")");
     }
+    if (capacity > kMaxRowSlots) {
+      throw std::invalid_argument(
+          "prompt + max_new exceeds 47104 slots, the most a row may hold "
+          "(docs/SPEC.md §6.4)");
+    }
     st[r].cache = std::make_unique<KvCache>(c, capacity);
     st[r].logits.resize(static_cast<size_t>(c.vocab));
     results[r].tokens.reserve(static_cast<size_t>(options.max_new));

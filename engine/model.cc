@@ -103,6 +103,9 @@ struct IntQwen3::Workspace {
 IntQwen3::IntQwen3(const ModelWeights& weights, Backend& backend)
     : w_(weights), backend_(backend), ops_(backend.row_ops()), ws_(std::make_unique<Workspace>()) {
   if (const char* why = CheckShapeBounds(w_.config)) throw std::invalid_argument(why);
+  if (const std::string why = CheckValueRanges(w_); !why.empty()) {
+    throw std::invalid_argument(why);
+  }
   for (const LayerWeights& l : w_.layers) {
     PackedLayer p;
     auto pack = [&](const LinearWeights& lw) { return backend_.PackWeight(lw.w8t, lw.in, lw.out); };
@@ -190,8 +193,8 @@ void IntQwen3::NormQuant(const std::vector<int64_t>* smooth_m, int64_t smooth_k,
       } else {
         std::copy_n(s.y32.data(), hid, s.y64.data());
       }
-      const Dyadic q = ops_.QuantI8(s.y64.data(), hid, 1, kNormOutFracBits + smooth_k, x8 + t * hid,
-                                    &s.wraps_other);
+      const Dyadic q = ops_.QuantI8(s.y64.data(), hid, 1, WrapAdd(kNormOutFracBits, smooth_k),
+                                    x8 + t * hid, &s.wraps_other);
       xm[t] = q.m;
       xk[t] = q.k;
       if (trace) {
@@ -205,7 +208,7 @@ void IntQwen3::NormQuant(const std::vector<int64_t>* smooth_m, int64_t smooth_k,
     if (smooth_m) {
       trace->Record(prefix + "smooth_y", {ws.tokens, hid}, tr_smooth);
       trace->Record(prefix + "smooth_k", {ws.tokens},
-                    std::vector<int64_t>(Sz(ws.tokens), kNormOutFracBits + smooth_k));
+                    std::vector<int64_t>(Sz(ws.tokens), WrapAdd(kNormOutFracBits, smooth_k)));
     }
     trace->Record(prefix + "x8", {ws.tokens, hid}, Widen(x8, ws.tokens * hid));
     trace->Record(prefix + "xm", {ws.tokens}, Widen(xm, ws.tokens));
@@ -225,6 +228,10 @@ void IntQwen3::Forward(std::span<ForwardRow> rows, TraceSink* trace) {
     }
     if (r.cache->length() + r.n_tokens > c.max_pos) {
       throw std::invalid_argument("position beyond the RoPE table (max_pos)");
+    }
+    if (r.cache->length() + r.n_tokens > kMaxRowSlots) {
+      throw std::invalid_argument(
+          "a row beyond 47104 slots, where a softmax sum could leave int64 (docs/SPEC.md §6.4)");
     }
     tokens += r.n_tokens;
     // Scratch is sized for the cache's capacity, so a decode loop allocates nothing after its
@@ -410,7 +417,7 @@ void IntQwen3::QkvHeads(int64_t layer, TraceSink* trace) {
         const int64_t sh = ops_.RequantI32(ws.pq.data() + at, L.q.m.data() + h * d, d, 16, y32);
         ops_.RmsNormGamma(y32, d, L.q_norm_m.data(), y64);
         if (trace) {
-          tr_qrk[Sz(t * nq + h)] = ws.xk[Sz(t)] + L.q.k - sh;
+          tr_qrk[Sz(t * nq + h)] = WrapSub(WrapAdd(ws.xk[Sz(t)], L.q.k), sh);
           std::copy_n(y32, d, tr_qrq.begin() + at);
           std::copy_n(y64, d, tr_qn.begin() + at);
         }
@@ -418,8 +425,9 @@ void IntQwen3::QkvHeads(int64_t layer, TraceSink* trace) {
         if (trace) std::copy_n(y64, d, tr_qr.begin() + at);
         ops_.MulColumns(y64, L.qs_m.data() + kvh * d, d, y64);
         if (trace) std::copy_n(y64, d, tr_qs.begin() + at);
-        const Dyadic q = ops_.QuantI8(y64, d, 1, kNormOutFracBits + L.q_norm_k + L.qs_k,
-                                      ws.q8.data() + at, &s.wraps_q);
+        const Dyadic q =
+            ops_.QuantI8(y64, d, 1, WrapAdd(WrapAdd(kNormOutFracBits, L.q_norm_k), L.qs_k),
+                         ws.q8.data() + at, &s.wraps_q);
         ws.qm[Sz(t * nq + h)] = q.m;
         ws.qk[Sz(t * nq + h)] = q.k;
       } else {
@@ -427,7 +435,7 @@ void IntQwen3::QkvHeads(int64_t layer, TraceSink* trace) {
         const int64_t sh = ops_.RequantI32(ws.pk.data() + at, L.k.m.data() + h * d, d, 16, y32);
         ops_.RmsNormGamma(y32, d, L.k_norm_m.data(), y64);
         if (trace) {
-          tr_krk[Sz(t * nkv + h)] = ws.xk[Sz(t)] + L.k.k - sh;
+          tr_krk[Sz(t * nkv + h)] = WrapSub(WrapAdd(ws.xk[Sz(t)], L.k.k), sh);
           std::copy_n(y32, d, tr_krq.begin() + at);
           std::copy_n(y64, d, tr_kn.begin() + at);
         }
@@ -456,10 +464,10 @@ void IntQwen3::QkvHeads(int64_t layer, TraceSink* trace) {
     trace->Record(pre + "q_requant_m", {M}, Widen(ws.xm.data(), M));
     trace->Record(pre + "q_requant_k", {M, nq}, tr_qrk);
     trace->Record(pre + "q_norm", {M, nq, d}, tr_qn);
-    trace->Record(pre + "q_norm_k", {}, {kNormOutFracBits + L.q_norm_k});
+    trace->Record(pre + "q_norm_k", {}, {WrapAdd(kNormOutFracBits, L.q_norm_k)});
     trace->Record(pre + "q_rope", {M, nq, d}, tr_qr);
     trace->Record(pre + "q_smooth", {M, nq, d}, tr_qs);
-    trace->Record(pre + "q_smooth_k", {}, {kNormOutFracBits + L.q_norm_k + L.qs_k});
+    trace->Record(pre + "q_smooth_k", {}, {WrapAdd(WrapAdd(kNormOutFracBits, L.q_norm_k), L.qs_k)});
     trace->Record(pre + "q8", {M, nq, d}, Widen(ws.q8.data(), M * qd));
     trace->Record(pre + "qm", {M, nq}, Widen(ws.qm.data(), M * nq));
     trace->Record(pre + "qk", {M, nq}, Widen(ws.qk.data(), M * nq));
@@ -467,7 +475,7 @@ void IntQwen3::QkvHeads(int64_t layer, TraceSink* trace) {
     trace->Record(pre + "k_requant_m", {M}, Widen(ws.xm.data(), M));
     trace->Record(pre + "k_requant_k", {M, nkv}, tr_krk);
     trace->Record(pre + "k_norm", {M, nkv, d}, tr_kn);
-    trace->Record(pre + "k_norm_k", {}, {kNormOutFracBits + L.k_norm_k});
+    trace->Record(pre + "k_norm_k", {}, {WrapAdd(kNormOutFracBits, L.k_norm_k)});
     trace->Record(pre + "k_rope", {M, nkv, d}, tr_kr);
     trace->Record(pre + "k8", {M, nkv, d}, tr_k8);
     trace->Record(pre + "v8", {M, nkv, d}, tr_v8);
@@ -575,12 +583,15 @@ void IntQwen3::MlpBlock(int64_t layer, TraceSink* trace) {
       int32_t* g = ws.pg.data() + t * inter;
       int32_t* u = ws.pu.data() + t * inter;
       const int64_t xm = ws.xm[Sz(t)], xk = ws.xk[Sz(t)];
-      const int64_t gk = xk + L.gate.k - ops_.RequantI32(g, L.gate.m.data(), inter, 14, g);
-      const int64_t uk = xk + L.up.k - ops_.RequantI32(u, L.up.m.data(), inter, 14, u);
+      const int64_t gk =
+          WrapSub(WrapAdd(xk, L.gate.k), ops_.RequantI32(g, L.gate.m.data(), inter, 14, g));
+      const int64_t uk =
+          WrapSub(WrapAdd(xk, L.up.k), ops_.RequantI32(u, L.up.m.data(), inter, 14, u));
       const int64_t tpos = DiExpTpos(xm, gk);
       ops_.Swiglu(g, u, inter, tpos, s.y64.data());
       const int64_t sw_m = WrapMul(xm, xm);
-      const int64_t sw_k = gk + uk + kSigmoidFracBits;
+      const int64_t sw_k = WrapAdd(WrapAdd(gk, uk), kSigmoidFracBits);
+      const int64_t din_k = WrapAdd(sw_k, L.ds_k);
       if (trace) {
         std::copy_n(s.y64.data(), inter, tr_sw.begin() + t * inter);
         for (int64_t i = 0; i < inter; ++i) {
@@ -596,8 +607,8 @@ void IntQwen3::MlpBlock(int64_t layer, TraceSink* trace) {
         tr_tpos[Sz(t)] = tpos;
         tr_swm[Sz(t)] = sw_m;
         tr_swk[Sz(t)] = sw_k;
-        tr_dink[Sz(t)] = sw_k + L.ds_k;
-        const Dyadic mn = NormScale(sw_m, sw_k + L.ds_k);
+        tr_dink[Sz(t)] = din_k;
+        const Dyadic mn = NormScale(sw_m, din_k);
         const int64_t a = MaxAbsClamped(s.y64.data(), inter);
         tr_da[Sz(t)] = a;
         tr_dmn[Sz(t)] = mn.m;
@@ -606,7 +617,7 @@ void IntQwen3::MlpBlock(int64_t layer, TraceSink* trace) {
         tr_dwrap[Sz(t)] = MulOverflows(a, mn.m) ? 1 : 0;
       }
       const Dyadic q =
-          ops_.QuantI8(s.y64.data(), inter, sw_m, sw_k + L.ds_k, dx8 + t * inter, &s.wraps_down);
+          ops_.QuantI8(s.y64.data(), inter, sw_m, din_k, dx8 + t * inter, &s.wraps_down);
       ws.xm[Sz(t)] = q.m;
       ws.xk[Sz(t)] = q.k;
     }
@@ -660,7 +671,7 @@ void IntQwen3::AddToResidual(const LinearWeights& proj, const std::string& pre, 
     for (int64_t t = begin; t < end; ++t) {
       const int64_t sh =
           ops_.RequantI32(ws.po.data() + t * hid, proj.m.data(), hid, 20, s.y32.data());
-      const int64_t dk = ws.xk[Sz(t)] + proj.k - sh;
+      const int64_t dk = WrapSub(WrapAdd(ws.xk[Sz(t)], proj.k), sh);
       if (trace) {
         std::copy_n(s.y32.data(), hid, tr_delta.begin() + t * hid);
         tr_dk[Sz(t)] = dk;

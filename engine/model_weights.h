@@ -4,19 +4,20 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace dv {
 
 struct ModelConfig {
   int64_t n_layers = 0;
-  int64_t hidden = 0;      // H
-  int64_t n_q_heads = 0;   // Q
-  int64_t n_kv_heads = 0;  // KV
-  int64_t head_dim = 0;    // d
+  int64_t hidden = 0;        // H
+  int64_t n_q_heads = 0;     // Q
+  int64_t n_kv_heads = 0;    // KV
+  int64_t head_dim = 0;      // d
   int64_t intermediate = 0;  // I
-  int64_t vocab = 0;       // V
-  int64_t max_pos = 0;     // rows of the RoPE tables
+  int64_t vocab = 0;         // V
+  int64_t max_pos = 0;       // rows of the RoPE tables
 
   int64_t group() const { return n_q_heads / n_kv_heads; }
 };
@@ -55,11 +56,11 @@ struct LayerWeights {
 
 struct ModelWeights {
   ModelConfig config;
-  const int8_t* embed_e8 = nullptr;  // [V, H]
-  std::vector<int64_t> embed_m, embed_k;  // [V]
-  const int8_t* head_w8t = nullptr;  // [H, V]
-  std::vector<int64_t> head_m;       // [V]
-  int64_t head_k = 0;                // loaded, unused by the arithmetic
+  const int8_t* embed_e8 = nullptr;         // [V, H]
+  std::vector<int64_t> embed_m, embed_k;    // [V]
+  const int8_t* head_w8t = nullptr;         // [H, V]
+  std::vector<int64_t> head_m;              // [V]
+  int64_t head_k = 0;                       // loaded, unused by the arithmetic
   std::vector<int16_t> rope_cos, rope_sin;  // [max_pos, d] Q14
   std::vector<LayerWeights> layers;
 };
@@ -70,5 +71,16 @@ void DeriveLayerConstants(const ModelConfig& config, LayerWeights& layer);
 // Checks the overflow bounds the arithmetic relies on for this shape (SPEC §6): every GEMM
 // inner dimension K with K*127^2 < 2^31. Returns an empty string when they hold, else why not.
 const char* CheckShapeBounds(const ModelConfig& config);
+
+// Checks the value ranges that the overflow analysis relies on (docs/SPEC.md §6.4): every
+// mantissa, smoothing multiplier, gamma and RoPE entry inside the range DetLLM's prepare gives
+// it, and no K-cache denominator that wraps to 0. With them and CheckShapeBounds, the sites
+// §6.4 lists cannot leave int64 for any input. Returns an empty string when they hold, else one
+// line naming the tensor, the index and the range.
+std::string CheckValueRanges(const ModelWeights& weights);
+
+// The most cache slots a row may reach (docs/SPEC.md §6.4): the softmax sum over S slots of
+// DI-Exp values below 2^63 / 47104 stays inside int64 for S <= 47104.
+inline constexpr int64_t kMaxRowSlots = 47104;
 
 }  // namespace dv

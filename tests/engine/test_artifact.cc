@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/artifact.h"
+#include "engine/backends/reference_backend.h"
+#include "engine/generate.h"
 #include "engine/synth.h"
 
 namespace dv {
@@ -21,14 +23,16 @@ std::vector<uint8_t> ReadAll(const std::string& path) {
 }
 void WriteAll(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 class ArtifactTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = (fs::temp_directory_path() / ("dv_artifact_" + std::to_string(::getpid()) + "_" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+    dir_ = (fs::temp_directory_path() /
+            ("dv_artifact_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
                .string();
     fs::remove_all(dir_);
     WriteSynthArtifact(FindSynthPreset("qwen3-tiny"), 7, dir_);
@@ -42,7 +46,8 @@ class ArtifactTest : public ::testing::Test {
     std::vector<uint8_t> bytes = ReadAll(model_);
     uint64_t len = 0;
     for (int b = 7; b >= 0; --b) len = (len << 8) | bytes[static_cast<size_t>(b)];
-    auto header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<long>(len));
+    auto header =
+        nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<long>(len));
     edit(header);
     std::string text = header.dump();
     while (text.size() % 8) text.push_back(' ');
@@ -51,6 +56,21 @@ class ArtifactTest : public ::testing::Test {
     out.insert(out.end(), text.begin(), text.end());
     out.insert(out.end(), bytes.begin() + 8 + static_cast<long>(len), bytes.end());
     WriteAll(model_, out);
+  }
+
+  // Overwrites element `index` of tensor `name` (I16 or I64) with `value`, in place.
+  void Poke(const std::string& name, size_t index, int64_t value) {
+    std::vector<uint8_t> bytes = ReadAll(model_);
+    uint64_t len = 0;
+    for (int b = 7; b >= 0; --b) len = (len << 8) | bytes[static_cast<size_t>(b)];
+    const auto header =
+        nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<long>(len));
+    const size_t width = header[name]["dtype"] == "I16" ? 2 : 8;
+    const size_t at = 8 + len + header[name]["data_offsets"][0].get<size_t>() + index * width;
+    for (size_t b = 0; b < width; ++b) {
+      bytes[at + b] = static_cast<uint8_t>(static_cast<uint64_t>(value) >> (8 * b));
+    }
+    WriteAll(model_, bytes);
   }
 
   // Loading must fail with one line that names `file` and contains `problem`.
@@ -178,6 +198,67 @@ TEST_F(ArtifactTest, MissingConfig) {
 TEST_F(ArtifactTest, MissingModelFile) {
   fs::remove(model_);
   ExpectRefused(model_, "cannot open");
+}
+
+// The value ranges docs/SPEC.md §6.4 proves the bounded sites with: one value just outside each
+// is refused at load, naming the tensor, the index and the range; the edges themselves load.
+TEST_F(ArtifactTest, ValueRangesOfTheOverflowAnalysis) {
+  struct Bad {
+    const char* tensor;
+    size_t index;
+    int64_t value;
+    const char* problem;
+  };
+  const Bad cases[] = {
+      {"embed.m", 3, 0, "tensor 'embed.m'[3] = 0 is outside [1, 2^16)"},
+      {"head.m", 5, 65536, "tensor 'head.m'[5] = 65536 is outside [1, 2^16)"},
+      {"rope.sin", 77, 16385, "tensor 'rope.sin'[77] = 16385 is outside [-2^14, 2^14]"},
+      {"layers.1.q.m", 2, -1, "tensor 'layers.1.q.m'[2] = -1 is outside [1, 2^16)"},
+      {"layers.0.down.m", 9, 1 << 16, "tensor 'layers.0.down.m'[9] = 65536"},
+      {"layers.1.as_m", 17, 16385, "tensor 'layers.1.as_m'[17] = 16385 is outside [1, 2^14]"},
+      {"layers.0.ds_m", 0, 0, "tensor 'layers.0.ds_m'[0] = 0 is outside [1, 2^14]"},
+      {"layers.0.qs_m", 4, 1 << 20, "tensor 'layers.0.qs_m'[4]"},
+      {"layers.1.k_norm.m", 6, -16384, "tensor 'layers.1.k_norm.m'[6] = -16384 is outside"},
+      {"layers.0.ks_m", 1, 1 << 16, "tensor 'layers.0.ks_m'[1] = 65536"},
+      {"layers.1.vq_m", 0, 0, "tensor 'layers.1.vq_m'[0] = 0"},
+      // k_rowk - kq_k = 20 + k_norm_k + 1000 >= 64: kq_m << that is 0, a division by zero.
+      {"layers.0.kq_k", 3, -1000, "tensor 'layers.0.kq_k'[3] = -1000: the K-cache denominator"},
+  };
+  for (const Bad& bad : cases) {
+    SetUp();
+    Poke(bad.tensor, bad.index, bad.value);
+    ExpectRefused(model_, bad.problem);
+  }
+  SetUp();
+  Poke("embed.m", 3, 65535);
+  Poke("layers.1.as_m", 17, 16384);
+  Poke("layers.1.k_norm.m", 6, -16383);
+  Poke("rope.cos", 5, -16384);
+  EXPECT_NO_THROW(Artifact::Load(dir_));
+}
+
+// A row never holds more than 47104 slots (SPEC §6.4), even where the RoPE tables allow more.
+TEST(RowSlots, BeyondTheSoftmaxBoundIsRefused) {
+  const std::string dir =
+      (fs::temp_directory_path() / ("dv_long_rope_" + std::to_string(::getpid()))).string();
+  WriteSynthArtifact({"long-rope", {1, 8, 1, 1, 2, 8, 16, 48000}}, 1, dir);
+  auto artifact = Artifact::Load(dir);
+  fs::remove_all(dir);
+  auto backend = MakeReferenceBackend();
+  IntQwen3 model(artifact->weights(), *backend);
+  GenerationOptions opt;
+  opt.max_new = 3;
+  EXPECT_NO_THROW(GenerateGreedy(model, {{1, 2, 3}}, opt));
+  try {
+    GenerateGreedy(model, {std::vector<int32_t>(47103, 1)}, opt);
+    FAIL() << "a row of 47105 slots was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("47104 slots"), std::string::npos) << e.what();
+  }
+  KvCache cache(model.config(), 47105);
+  const std::vector<int32_t> ids(47105, 1);
+  ForwardRow row{&cache, ids.data(), 47105, nullptr, nullptr};
+  EXPECT_THROW(model.Forward({&row, 1}), std::invalid_argument);
 }
 
 TEST(LittleEndian, DecodesExplicitly) {
