@@ -77,6 +77,9 @@ struct ThreadScratch {
   std::vector<int8_t> k8, v8;          // [d] one cache slot of one KV head
   // Wrap events by site (WrapEvents): W1, W2, and the bounded quantizations.
   WrapCounter wraps_q, wraps_down, wraps_other;
+  // Divisions by zero (docs/SPEC.md §2.3), which only wrapped scales reach: a V-cache
+  // denominator vq_m << shift, a DI-Exp divisor m_f of an attention row.
+  int64_t zero_v_denominators = 0, zero_exp_divisors = 0;
 };
 
 // Buffers for one forward call of `tokens` tokens (grow-only, so steady decode allocates nothing).
@@ -291,6 +294,7 @@ void IntQwen3::Forward(std::span<ForwardRow> rows, TraceSink* trace) {
     AttentionBlock(layer, trace);
     MlpBlock(layer, trace);
   }
+  ThrowOnDivisionByZero();
   for (ForwardRow& r : rows) r.cache->Advance(r.n_tokens);
 
   // Final norm (no smoothing) and the LM head, for the tokens whose logits are wanted.
@@ -335,6 +339,27 @@ void IntQwen3::Forward(std::span<ForwardRow> rows, TraceSink* trace) {
     wraps_.down_input += s.wraps_down.events;
     wraps_.other += s.wraps_other.events;
     s.wraps_q = s.wraps_down = s.wraps_other = {};
+  }
+}
+
+// torch raises on an integer division by zero, so DetLLM has no result for such a call; neither
+// has detverify (docs/SPEC.md §2.3). Only wrapped scales or out-of-range constants reach one.
+void IntQwen3::ThrowOnDivisionByZero() {
+  int64_t v = 0, e = 0;
+  for (ThreadScratch& s : ws_->scratch) {
+    v += s.zero_v_denominators;
+    e += s.zero_exp_divisors;
+    s.zero_v_denominators = s.zero_exp_divisors = 0;
+  }
+  if (v > 0) {
+    throw std::runtime_error(
+        "division by zero: a V-cache denominator vq_m << (xk + v.k - vq_k) wrapped to 0, where "
+        "DetLLM raises; no logits for this call (docs/SPEC.md §2.3)");
+  }
+  if (e > 0) {
+    throw std::runtime_error(
+        "division by zero: a wrapped attention scale gave DI-Exp the divisor 0, where DetLLM "
+        "raises; no logits for this call (docs/SPEC.md §2.3)");
   }
 }
 
@@ -445,6 +470,8 @@ void IntQwen3::QkvHeads(int64_t layer, TraceSink* trace) {
         int8_t* v8 = s.v8.data();
         ops_.RequantI8StaticColumns(y64, d, 1, L.k_rowk, L.kq_m.data() + h * d,
                                     L.kq_k.data() + h * d, k8);
+        const int64_t v_shift = WrapSub(WrapAdd(ws.xk[Sz(t)], L.v.k), L.vq_k[Sz(h)]);
+        if (ShiftLeftWrap(L.vq_m[Sz(h)], Max(v_shift, 0)) == 0) ++s.zero_v_denominators;
         ops_.RequantI8StaticRow(ws.pv.data() + at, d, ws.xm[Sz(t)], ws.xk[Sz(t)],
                                 L.v.m.data() + h * d, L.v.k, L.vq_m[Sz(h)], L.vq_k[Sz(h)], v8);
         ws.cache[Sz(t)]->Write(layer, h, pos, k8, v8);
@@ -512,6 +539,7 @@ void IntQwen3::Attention(int64_t layer, TraceSink* trace) {
         const int64_t sm_raw = WrapMul(ws.qm[Sz(th0 + i)], L.ks_m[Sz(kvh)]);
         const int64_t sk_raw = WrapAdd(ws.qk[Sz(th0 + i)], L.ks_k[Sz(kvh)]);
         s.scales[Sz(i)] = NormScale(sm_raw, sk_raw);
+        if (DiExpDivisor(s.scales[Sz(i)].m) == 0) ++s.zero_exp_divisors;
         if (trace) {
           tr_smraw[Sz(th0 + i)] = sm_raw;
           tr_skraw[Sz(th0 + i)] = sk_raw;

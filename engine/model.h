@@ -82,7 +82,8 @@ class IntQwen3 {
   Backend& backend() { return backend_; }
 
   // Runs one forward call over several rows (batched: their tokens share every weight GEMM).
-  // trace, when given, requires exactly one row.
+  // trace, when given, requires exactly one row. Throws std::runtime_error where the call would
+  // divide by zero (docs/SPEC.md §2.3); the rows' caches then keep their length.
   void Forward(std::span<ForwardRow> rows, TraceSink* trace = nullptr);
 
   // Greedy pick: argmax over v of logits[v] * head_m[v] (int64), ties to the lowest id.
@@ -97,6 +98,7 @@ class IntQwen3 {
   struct Workspace;
   struct PackedLayer;
   void EnsureWorkspace(int64_t tokens, int64_t max_slots, int64_t rows);
+  void ThrowOnDivisionByZero();
   void QkvHeads(int64_t layer, TraceSink* trace);
   void Attention(int64_t layer, TraceSink* trace);
   void AttentionBlock(int64_t layer, TraceSink* trace);

@@ -110,6 +110,17 @@ TEST(DV_CORE_SUITE(DiExp), TposExactValues) {
   EXPECT_EQ(DiExpTpos(-32768, 20), 1);  // wrapped scale: rhad(2^20, -47104) = -22, clamped
 }
 
+// The divisor of tpos: ~1.4375 m for a 16-bit mantissa (47104 at its smallest), 0 only for a
+// wrapped scale (m = 0 here), where DetLLM's torch raises ZeroDivisionError and the engine
+// refuses the call (docs/SPEC.md §2.3).
+TEST(DV_CORE_SUITE(DiExp), DivisorOfTpos) {
+  EXPECT_EQ(DiExpDivisor(32768), 47104);
+  EXPECT_EQ(DiExpDivisor(65535), 65535 + 32767 - 4095);
+  EXPECT_EQ(DiExpDivisor(-1), -1);  // -1 + (-1) - (-1): negative, not zero
+  EXPECT_EQ(DiExpDivisor(0), 0);
+  EXPECT_EQ(DiExpTpos(32768, 40), RoundHalfAwayDiv(int64_t{1} << 40, 47104));
+}
+
 TEST(DV_CORE_SUITE(DiExp), DetllmZeroMapsToOneAndTailUnderflows) {
   for (int64_t tpos : {1, 22, 223, 22795}) EXPECT_EQ(DiExp(0, tpos), tpos);
   // DetLLM test_tail_underflows_to_zero: m 2^15, k 15 (tpos 1), e^-50 and e^-100.

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/artifact.h"
+#include "engine/backends/backend_registry.h"
 #include "engine/backends/reference_backend.h"
 #include "engine/generate.h"
 #include "engine/synth.h"
@@ -235,6 +236,27 @@ TEST_F(ArtifactTest, ValueRangesOfTheOverflowAnalysis) {
   Poke("layers.1.k_norm.m", 6, -16383);
   Poke("rope.cos", 5, -16384);
   EXPECT_NO_THROW(Artifact::Load(dir_));
+}
+
+// A V-cache denominator vq_m << (xk + v.k - vq_k) that wraps to 0 is a division by zero, where
+// DetLLM's torch raises: every execution path refuses the call instead of emitting logits.
+TEST_F(ArtifactTest, ZeroVCacheDenominatorStopsTheCall) {
+  Poke("layers.0.vq_k", 0, -1000);
+  auto artifact = Artifact::Load(dir_);  // data-dependent: not refused at load
+  for (const std::string& name : AvailableBackends()) {
+    auto backend = MakeBackend(name);
+    IntQwen3 model(artifact->weights(), *backend);
+    GenerationOptions opt;
+    opt.max_new = 2;
+    try {
+      GenerateGreedy(model, {{1, 2, 3}}, opt);
+      FAIL() << name << ": a division by zero gave logits";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("division by zero: a V-cache denominator"),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 // A row never holds more than 47104 slots (SPEC §6.4), even where the RoPE tables allow more.
