@@ -45,8 +45,9 @@ const char* CheckShapeBounds(const ModelConfig& c) {
 namespace {
 
 // The first entry of v outside [lo, hi] (signed: |v| outside), as one line; empty if none.
-std::string OutOfRange(const std::string& name, const std::vector<int64_t>& v, int64_t lo,
-                       int64_t hi, const char* range, const char* why) {
+template <typename T>
+std::string OutOfRange(const std::string& name, const std::vector<T>& v, int64_t lo, int64_t hi,
+                       const char* range, const char* why) {
   for (size_t i = 0; i < v.size(); ++i) {
     if (v[i] < lo || v[i] > hi) {
       return "tensor '" + name + "'[" + std::to_string(i) + "] = " + std::to_string(v[i]) +
@@ -61,16 +62,14 @@ std::string OutOfRange(const std::string& name, const std::vector<int64_t>& v, i
 std::string CheckValueRanges(const ModelWeights& w) {
   constexpr int64_t kMant = (int64_t{1} << 16) - 1, kMult = int64_t{1} << 14;
   std::string why;
-  auto check = [&](const std::string& name, const std::vector<int64_t>& v, int64_t lo, int64_t hi,
+  auto check = [&](const std::string& name, const auto& v, int64_t lo, int64_t hi,
                    const char* range, const char* use) {
     if (why.empty()) why = OutOfRange(name, v, lo, hi, range, use);
   };
   check("embed.m", w.embed_m, 1, kMant, "[1, 2^16)", "bounds the embedding delta");
   check("head.m", w.head_m, 1, kMant, "[1, 2^16)", "bounds the greedy products");
-  const std::vector<int64_t> cos(w.rope_cos.begin(), w.rope_cos.end());
-  const std::vector<int64_t> sin(w.rope_sin.begin(), w.rope_sin.end());
-  check("rope.cos", cos, -kMult, kMult, "[-2^14, 2^14]", "bounds the RoPE products");
-  check("rope.sin", sin, -kMult, kMult, "[-2^14, 2^14]", "bounds the RoPE products");
+  check("rope.cos", w.rope_cos, -kMult, kMult, "[-2^14, 2^14]", "bounds the RoPE products");
+  check("rope.sin", w.rope_sin, -kMult, kMult, "[-2^14, 2^14]", "bounds the RoPE products");
   for (size_t i = 0; i < w.layers.size() && why.empty(); ++i) {
     const LayerWeights& l = w.layers[i];
     const std::string p = "layers." + std::to_string(i) + ".";
