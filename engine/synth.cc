@@ -10,38 +10,13 @@
 
 #include "engine/dyadic.h"
 #include "engine/intmath.h"
+#include "engine/prng.h"
 
 namespace dv {
 namespace {
 
 __extension__ typedef __int128 Int128;
 __extension__ typedef unsigned __int128 UInt128;
-
-// ---- Integer PRNG (SplitMix64), one independent stream per tensor name ----------------------
-
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [lo, hi] (inclusive); the modulo bias is irrelevant here and deterministic.
-  int64_t Uniform(int64_t lo, int64_t hi) {
-    return lo + static_cast<int64_t>(Next() % static_cast<uint64_t>(hi - lo + 1));
-  }
-
- private:
-  uint64_t state_;
-};
-
-uint64_t Fnv1a(const std::string& s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (char ch : s) h = (h ^ static_cast<uint8_t>(ch)) * 0x100000001b3ull;
-  return h;
-}
 
 // ---- 128-bit fixed point (Q60) for the RoPE tables ------------------------------------------
 
@@ -174,7 +149,7 @@ int64_t LinearShift(int64_t in) { return 22 + Ilog2Floor(Isqrt(in)); }
 class Builder {
  public:
   Builder(uint64_t seed) : seed_(seed) {}
-  SplitMix64 Stream(const std::string& name) const { return SplitMix64(seed_ ^ Fnv1a(name)); }
+  SplitMix64 Stream(const std::string& name) const { return TensorStream(seed_, name); }
 
   void I8(const std::string& name, std::vector<int64_t> shape) {
     SplitMix64 rng = Stream(name);
