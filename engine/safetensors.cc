@@ -10,6 +10,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "engine/atomic_file.h"
+
 namespace dv {
 namespace {
 
@@ -225,29 +227,9 @@ TensorData MakeTensorI8(std::vector<int64_t> shape, std::vector<int8_t> values) 
 }
 
 void WriteFileAtomic(const std::string& path, std::span<const uint8_t> data) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) Fail(path, std::string("cannot create: ") + std::strerror(errno));
-  size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t w = ::write(fd, data.data() + done, data.size() - done);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      const std::string err = std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      Fail(path, "write failed: " + err);
-    }
-    done += static_cast<size_t>(w);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    ::unlink(tmp.c_str());
-    Fail(path, "cannot flush to disk");
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    Fail(path, std::string("cannot rename into place: ") + std::strerror(errno));
-  }
+  AtomicFileWriter out(path);
+  out.Write(data);
+  out.Commit();
 }
 
 void WriteSafetensors(const std::string& path, const std::map<std::string, TensorData>& tensors) {
