@@ -11,7 +11,14 @@
 namespace dv {
 namespace {
 
-void MakeDirs(const std::string& path) {
+bool Exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+}  // namespace
+
+void MakeDirectories(const std::string& path) {
   for (size_t i = 1; i <= path.size(); ++i) {
     if (i == path.size() || path[i] == '/') {
       const std::string part = path.substr(0, i);
@@ -22,14 +29,7 @@ void MakeDirs(const std::string& path) {
   }
 }
 
-bool Exists(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0;
-}
-
-}  // namespace
-
-std::string SyntheticCacheDir(const std::string& preset, uint64_t seed) {
+std::string CacheRoot() {
   std::string base;
   if (const char* c = std::getenv("DETVERIFY_CACHE"); c && *c) {
     base = c;
@@ -40,7 +40,11 @@ std::string SyntheticCacheDir(const std::string& preset, uint64_t seed) {
   } else {
     base = "/tmp/detverify-cache";
   }
-  return base + "/synthetic/" + preset + "-seed" + std::to_string(seed);
+  return base;
+}
+
+std::string SyntheticCacheDir(const std::string& preset, uint64_t seed) {
+  return CacheRoot() + "/synthetic/" + preset + "-seed" + std::to_string(seed);
 }
 
 std::unique_ptr<Artifact> LoadSynthetic(const std::string& preset, uint64_t seed,
@@ -49,7 +53,7 @@ std::unique_ptr<Artifact> LoadSynthetic(const std::string& preset, uint64_t seed
   const std::string dir = SyntheticCacheDir(preset, seed);
   if (!Exists(dir + "/model.safetensors") || !Exists(dir + "/config.json")) {
     if (on_synthesis) on_synthesis(dir);
-    MakeDirs(dir);
+    MakeDirectories(dir);
     WriteSynthArtifact(p, seed, dir);
   }
   return Artifact::Load(dir);

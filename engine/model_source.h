@@ -10,9 +10,14 @@
 
 namespace dv {
 
-// The folder synthetic artifacts are cached in: $DETVERIFY_CACHE, else $XDG_CACHE_HOME/detverify,
-// else ~/.cache/detverify, each with /synthetic/<preset>-seed<N> below it.
+// The cache root: $DETVERIFY_CACHE, else $XDG_CACHE_HOME/detverify, else ~/.cache/detverify.
+std::string CacheRoot();
+
+// The folder synthetic artifacts are cached in: <cache root>/synthetic/<preset>-seed<N>.
 std::string SyntheticCacheDir(const std::string& preset, uint64_t seed);
+
+// mkdir -p. Throws ArtifactError naming the part that cannot be created.
+void MakeDirectories(const std::string& path);
 
 // Loads the synthetic preset, writing it into the cache first when absent. `on_progress` is told
 // when a (slow) synthesis starts. Throws ArtifactError / std::invalid_argument.
