@@ -39,7 +39,8 @@ bool FinishStep(const IntQwen3& model, RowState& s) noexcept {
 std::vector<RowResult> GenerateGreedy(IntQwen3& model,
                                       const std::vector<std::vector<int32_t>>& prompts,
                                       const GenerationOptions& options,
-                                      const StepCallback& on_step) {
+                                      const StepCallback& on_step,
+                                      const LogitsCallback& on_logits) {
   const ModelConfig& c = model.config();
   if (options.max_new < 1) throw std::invalid_argument("max_new must be at least 1");
   std::vector<RowState> st(prompts.size());
@@ -114,6 +115,7 @@ std::vector<RowResult> GenerateGreedy(IntQwen3& model,
       RowResult& res = results[r];
       res.tokens.push_back(st[r].next);
       if (options.keep_logits) res.logits.push_back(st[r].logits);
+      if (on_logits) on_logits(r, static_cast<int64_t>(res.tokens.size()) - 1, st[r].logits);
       if (on_step) on_step(r, static_cast<int64_t>(res.tokens.size()) - 1, options.max_new);
     }
   }

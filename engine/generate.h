@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -31,11 +32,16 @@ struct RowResult {
 // Called after every generated step of every row (row, step, steps), e.g. for progress.
 using StepCallback = std::function<void(size_t row, int64_t step, int64_t steps)>;
 
+// Called with every step's logits of every row (row, step, logits [V]), e.g. to dump them.
+using LogitsCallback =
+    std::function<void(size_t row, int64_t step, std::span<const int32_t> logits)>;
+
 // Runs every row to max_new steps. Throws std::invalid_argument on an empty prompt or a
 // capacity/position beyond the model's limits.
 std::vector<RowResult> GenerateGreedy(IntQwen3& model,
                                       const std::vector<std::vector<int32_t>>& prompts,
                                       const GenerationOptions& options,
-                                      const StepCallback& on_step = nullptr);
+                                      const StepCallback& on_step = nullptr,
+                                      const LogitsCallback& on_logits = nullptr);
 
 }  // namespace dv
