@@ -1,0 +1,48 @@
+// Synthetic Hugging Face Qwen3 checkpoints (BF16 model.safetensors + config.json, the names,
+// dtypes and config keys transformers writes) from the integer PRNG of engine/prng.h. Every
+// bfloat16 bit pattern is made by integer code, so the bytes are identical on every platform.
+//
+// Structure like a trained model's where it matters for quantization: RMSNorm gammas around 1
+// with a few channels scaled x10-x30 (the same channels in every layer, as real models' massive-
+// activation dimensions), and a few input columns of o_proj and down_proj scaled x10-x30.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "checkpoint/float_checkpoint.h"
+#include "checkpoint/float_config.h"
+
+namespace dv {
+
+struct HfSynthPreset {
+  std::string name;
+  FloatModelConfig config;
+};
+
+// "qwen3-tiny" and "qwen3-0.6b" (the shapes of the int presets of the same names; 0.6b is
+// Qwen3-0.6B's), and "qwen3-tiny-hd128" (tiny, with Qwen3-0.6B's head_dim 128). All untied (a
+// random tied head makes greedy decoding echo its input), theta 1e6, epsilon 1e-6. Throws
+// std::invalid_argument naming the known presets for an unknown name.
+const HfSynthPreset& FindHfSynthPreset(const std::string& name);
+std::vector<std::string> HfSynthPresetNames();
+
+// Writes config.json and model.safetensors into `dir` (created if absent), each atomically;
+// streams tensor by tensor, so memory stays near the largest tensor. Throws ArtifactError.
+void WriteHfSynthCheckpoint(const HfSynthPreset& preset, uint64_t seed, const std::string& dir);
+
+// The bfloat16 nearest to v * 2^-shift (ties to even), by integer arithmetic only.
+uint16_t Bf16FromScaledInt(int64_t v, int shift);
+
+// $DETVERIFY_CACHE (or the XDG / home cache) + /synthetic-hf/<preset>-seed<N>.
+std::string HfSyntheticCacheDir(const std::string& preset, uint64_t seed);
+
+// Opens the synthetic checkpoint, writing it into the cache first when absent (on_synthesis is
+// told when that slow step starts).
+std::unique_ptr<FloatCheckpoint> OpenHfSynthetic(const std::string& preset, uint64_t seed,
+                                                 void (*on_synthesis)(const std::string& dir) =
+                                                     nullptr);
+
+}  // namespace dv
