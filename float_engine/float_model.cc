@@ -1,0 +1,384 @@
+#include "float_engine/float_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "checkpoint/half_float.h"
+#include "float_engine/blas.h"
+
+namespace dv {
+
+const char* FloatDTypeName(FloatDType dtype) { return dtype == FloatDType::kFp32 ? "fp32" : "bf16"; }
+
+FloatDType ParseFloatDType(const std::string& name) {
+  if (name == "fp32") return FloatDType::kFp32;
+  if (name == "bf16") return FloatDType::kBf16;
+  throw std::invalid_argument("float dtype must be fp32 or bf16, not '" + name + "'");
+}
+
+FloatKvCache::FloatKvCache(const FloatModelConfig& c, int64_t capacity)
+    : n_kv_heads_(c.n_kv_heads), head_dim_(c.head_dim), capacity_(capacity) {
+  if (capacity < 1) throw std::invalid_argument("a KV cache needs capacity >= 1");
+  const auto n = static_cast<size_t>(c.n_layers * c.n_kv_heads * capacity * c.head_dim);
+  k_.assign(n, 0.0f);
+  v_.assign(n, 0.0f);
+}
+
+struct FloatQwen3::Layer {
+  const float* input_norm = nullptr;  // [H]
+  const float* post_norm = nullptr;   // [H]
+  const float* wqkv = nullptr;        // [Q*d + 2*KV*d, H]: q, k, v rows stacked
+  const float* bqkv = nullptr;        // [Q*d + 2*KV*d] or null
+  const float* q_norm = nullptr;      // [d] or null
+  const float* k_norm = nullptr;      // [d] or null
+  const float* wo = nullptr;          // [H, Q*d]
+  const float* bo = nullptr;          // [H] or null
+  const float* wgu = nullptr;         // [2I, H]: gate rows, then up rows
+  const float* bgu = nullptr;         // [2I] or null
+  const float* wd = nullptr;          // [H, I]
+  const float* bd = nullptr;          // [H] or null
+};
+
+// Per-call buffers, grown to the largest call and reused (T = tokens of the call).
+struct FloatQwen3::Scratch {
+  std::vector<float> x;       // [T, H] residual stream
+  std::vector<float> h;       // [T, H] normalised
+  std::vector<float> qkv;     // [T, Q*d + 2*KV*d]
+  std::vector<float> attn;    // [T, Q*d]
+  std::vector<float> o;       // [T, H] o_proj / down_proj output
+  std::vector<float> gu;      // [T, 2I]
+  std::vector<float> act;     // [T, I]
+  std::vector<float> scores;  // [T_row, S] attention probabilities of one (row, head)
+  std::vector<float> sums;    // [T_row]
+  std::vector<float> cos, sin;  // [T, d]
+  std::vector<float> head_in, head_out;  // [R, H], [R, V]
+  std::vector<float*> head_dst;          // where each head output row goes
+};
+
+namespace {
+
+template <typename T>
+void Grow(std::vector<T>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+}
+
+}  // namespace
+
+float FloatQwen3::R(float v) const {
+  return options_.dtype == FloatDType::kBf16 ? RoundToBf16(v) : v;
+}
+
+void FloatQwen3::RoundSpan(float* v, int64_t n) const {
+  if (options_.dtype != FloatDType::kBf16) return;
+  for (int64_t i = 0; i < n; ++i) v[i] = RoundToBf16(v[i]);
+}
+
+FloatQwen3::FloatQwen3(const FloatCheckpoint& checkpoint, const FloatEngineOptions& options)
+    : checkpoint_(checkpoint),
+      config_(checkpoint.config()),
+      options_(options),
+      arena_(/*huge_pages=*/true),
+      scratch_(std::make_unique<Scratch>()) {
+  if (const std::string why = CheckFloatModelConfig(config_); !why.empty()) {
+    throw std::invalid_argument("float engine: " + why);
+  }
+  SetBlasThreads(options.threads);
+  const FloatModelConfig& c = config_;
+  // The one copy: each tensor widened into the arena (bf16 mode: rounded to bf16), its mapped
+  // pages released once copied.
+  auto widen = [&](std::initializer_list<const FloatTensor*> parts) -> const float* {
+    int64_t n = 0;
+    for (const FloatTensor* t : parts) n += t->numel();
+    auto* out = reinterpret_cast<float*>(arena_.Allocate(n * static_cast<int64_t>(sizeof(float))));
+    int64_t at = 0;
+    for (const FloatTensor* t : parts) {
+      DecodeFloat32(*t, 0, {out + at, static_cast<size_t>(t->numel())});
+      RoundSpan(out + at, t->numel());
+      at += t->numel();
+      if (t->name != checkpoint.weights().embed.name) checkpoint.ReleasePages(*t);
+    }
+    return out;
+  };
+  const FloatWeights& w = checkpoint.weights();
+  layers_.resize(static_cast<size_t>(c.n_layers));
+  for (int64_t i = 0; i < c.n_layers; ++i) {
+    const FloatLayerWeights& s = w.layers[static_cast<size_t>(i)];
+    Layer& l = layers_[static_cast<size_t>(i)];
+    l.input_norm = widen({&s.input_norm});
+    l.wqkv = widen({&s.q, &s.k, &s.v});
+    if (s.q_bias) l.bqkv = widen({&*s.q_bias, &*s.k_bias, &*s.v_bias});
+    if (s.q_norm) l.q_norm = widen({&*s.q_norm});
+    if (s.k_norm) l.k_norm = widen({&*s.k_norm});
+    l.wo = widen({&s.o});
+    if (s.o_bias) l.bo = widen({&*s.o_bias});
+    l.post_norm = widen({&s.post_norm});
+    l.wgu = widen({&s.gate, &s.up});
+    if (s.gate_bias) l.bgu = widen({&*s.gate_bias, &*s.up_bias});
+    l.wd = widen({&s.down});
+    if (s.down_bias) l.bd = widen({&*s.down_bias});
+  }
+  final_norm_ = widen({&w.final_norm});
+  head_ = widen({&w.lm_head});
+  // transformers' default RoPE: inv_freq = 1 / theta^(2j/d), every step in fp32.
+  const int64_t half = c.head_dim / 2;
+  inv_freq_.resize(static_cast<size_t>(half));
+  const auto theta = static_cast<float>(c.rope_theta);
+  for (int64_t j = 0; j < half; ++j) {
+    const float exponent = static_cast<float>(2 * j) / static_cast<float>(c.head_dim);
+    inv_freq_[static_cast<size_t>(j)] = 1.0f / std::pow(theta, exponent);
+  }
+}
+
+FloatQwen3::~FloatQwen3() = default;
+
+int64_t FloatQwen3::weight_bytes() const { return arena_.allocated_bytes(); }
+
+void FloatQwen3::Embed(int32_t id, float* out) const {
+  const int64_t H = config_.hidden;
+  DecodeFloat32(checkpoint_.weights().embed, int64_t{id} * H, {out, static_cast<size_t>(H)});
+  RoundSpan(out, H);
+}
+
+// Qwen3RMSNorm: x * rsqrt(mean(x^2) + eps) in fp32, cast to the activation dtype, times gamma.
+// `out` may be `x`.
+void FloatQwen3::RmsNorm(const float* x, const float* gamma, int64_t n, float* out) const {
+  float partial[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int j = 0; j < 8; ++j) partial[j] += x[i + j] * x[i + j];
+  }
+  for (; i < n; ++i) partial[0] += x[i] * x[i];
+  const float sum = ((partial[0] + partial[1]) + (partial[2] + partial[3])) +
+                    ((partial[4] + partial[5]) + (partial[6] + partial[7]));
+  const float variance = sum / static_cast<float>(n);
+  const float r = 1.0f / std::sqrt(variance + static_cast<float>(config_.rms_norm_eps));
+  for (int64_t k = 0; k < n; ++k) out[k] = R(gamma[k] * R(x[k] * r));
+}
+
+// cos/sin [T, d] for the call's positions: angle = pos * inv_freq (fp32), tiled twice (rotate-half).
+void FloatQwen3::RopeTables(std::span<const int64_t> positions) {
+  const int64_t d = config_.head_dim, half = d / 2;
+  Scratch& s = *scratch_;
+  Grow(s.cos, positions.size() * static_cast<size_t>(d));
+  Grow(s.sin, positions.size() * static_cast<size_t>(d));
+  for (size_t t = 0; t < positions.size(); ++t) {
+    const auto pos = static_cast<float>(positions[t]);
+    for (int64_t j = 0; j < half; ++j) {
+      const float angle = pos * inv_freq_[static_cast<size_t>(j)];
+      const float c = R(std::cos(angle)), sn = R(std::sin(angle));
+      for (int64_t rep : {j, j + half}) {
+        s.cos[t * static_cast<size_t>(d) + static_cast<size_t>(rep)] = c;
+        s.sin[t * static_cast<size_t>(d) + static_cast<size_t>(rep)] = sn;
+      }
+    }
+  }
+}
+
+// Causal attention of one row's new tokens (their q in `qkv`, rows `qkv_stride` apart) over the
+// row's cache (already holding this call's keys and values); output [T_row, Q*d].
+void FloatQwen3::Attend(const FloatForwardRow& row, int64_t layer, const float* qkv,
+                        int64_t qkv_stride, float* out, int64_t out_stride) {
+  const FloatModelConfig& c = config_;
+  const int64_t d = c.head_dim, T = row.n_tokens, p0 = row.cache->length(), S = p0 + T;
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
+  Scratch& s = *scratch_;
+  Grow(s.scores, static_cast<size_t>(T * S));
+  Grow(s.sums, static_cast<size_t>(T));
+  for (int64_t h = 0; h < c.n_q_heads; ++h) {
+    const int64_t g = h / c.group();
+    const float* K = row.cache->K(layer, g);
+    const float* V = row.cache->V(layer, g);
+    float* scores = s.scores.data();
+    MatmulXWt(qkv + h * d, qkv_stride, T, d, K, S, scores, S);
+    for (int64_t t = 0; t < T; ++t) {
+      float* p = scores + t * S;
+      const int64_t valid = p0 + t + 1;
+      float m = -INFINITY;
+      for (int64_t j = 0; j < valid; ++j) {
+        p[j] *= scale;
+        m = std::max(m, p[j]);
+      }
+      float sum = 0.0f;
+      for (int64_t j = 0; j < valid; ++j) {
+        const float e = std::exp(p[j] - m);
+        sum += e;
+        p[j] = R(e);  // bf16: torch's CPU flash attention multiplies V by bf16 probabilities
+      }
+      for (int64_t j = valid; j < S; ++j) p[j] = 0.0f;
+      s.sums[static_cast<size_t>(t)] = sum;
+    }
+    float* o = out + h * d;
+    MatmulAB(scores, S, T, S, V, d, d, o, out_stride);
+    for (int64_t t = 0; t < T; ++t) {
+      const float inv = 1.0f / s.sums[static_cast<size_t>(t)];
+      for (int64_t k = 0; k < d; ++k) o[t * out_stride + k] = R(o[t * out_stride + k] * inv);
+    }
+  }
+}
+
+void FloatQwen3::Forward(std::span<FloatForwardRow> rows) {
+  const FloatModelConfig& c = config_;
+  const int64_t H = c.hidden, d = c.head_dim, qd = c.q_dim(), kvd = c.kv_dim(),
+                I = c.intermediate, V = c.vocab, nqkv = qd + 2 * kvd;
+  int64_t T = 0;
+  for (const FloatForwardRow& r : rows) {
+    if (r.cache == nullptr || r.n_tokens < 1) throw std::invalid_argument("empty forward row");
+    if (r.cache->length() + r.n_tokens > r.cache->capacity()) {
+      throw std::invalid_argument("KV cache capacity " + std::to_string(r.cache->capacity()) +
+                                  " exceeded");
+    }
+    if (r.cache->length() + r.n_tokens > c.max_pos) {
+      throw std::invalid_argument("position beyond max_position_embeddings (" +
+                                  std::to_string(c.max_pos) + ")");
+    }
+    for (int64_t t = 0; t < r.n_tokens; ++t) {
+      if (r.ids[t] < 0 || r.ids[t] >= V) {
+        throw std::invalid_argument("token id " + std::to_string(r.ids[t]) +
+                                    " is outside the vocabulary (" + std::to_string(V) + ")");
+      }
+    }
+    T += r.n_tokens;
+  }
+  if (T == 0) return;
+  Scratch& s = *scratch_;
+  const auto uT = static_cast<size_t>(T);
+  Grow(s.x, uT * static_cast<size_t>(H));
+  Grow(s.h, uT * static_cast<size_t>(H));
+  Grow(s.qkv, uT * static_cast<size_t>(nqkv));
+  Grow(s.attn, uT * static_cast<size_t>(qd));
+  Grow(s.o, uT * static_cast<size_t>(H));
+  Grow(s.gu, uT * static_cast<size_t>(2 * I));
+  Grow(s.act, uT * static_cast<size_t>(I));
+  std::vector<int64_t> positions;
+  positions.reserve(uT);
+  {
+    int64_t t = 0;
+    for (const FloatForwardRow& r : rows) {
+      for (int64_t i = 0; i < r.n_tokens; ++i, ++t) {
+        positions.push_back(r.cache->length() + i);
+        Embed(r.ids[i], s.x.data() + t * H);
+      }
+    }
+  }
+  RopeTables(positions);
+  auto add_bias = [&](float* y, int64_t n, const float* bias) {
+    if (bias == nullptr) return;
+    for (int64_t t = 0; t < T; ++t) {
+      for (int64_t j = 0; j < n; ++j) y[t * n + j] += bias[j];
+    }
+  };
+  // RoPE on one head vector: v * cos + rotate_half(v) * sin, rotate_half(v) = (-v2, v1).
+  auto rope = [&](float* v, int64_t t) {
+    const float* cs = s.cos.data() + t * d;
+    const float* sn = s.sin.data() + t * d;
+    const int64_t half = d / 2;
+    for (int64_t i = 0; i < half; ++i) {
+      const float a = v[i], b = v[i + half];
+      v[i] = R(R(a * cs[i]) + R(-b * sn[i]));
+      v[i + half] = R(R(b * cs[i + half]) + R(a * sn[i + half]));
+    }
+  };
+
+  for (int64_t li = 0; li < c.n_layers; ++li) {
+    const Layer& l = layers_[static_cast<size_t>(li)];
+    for (int64_t t = 0; t < T; ++t) RmsNorm(s.x.data() + t * H, l.input_norm, H, s.h.data() + t * H);
+    MatmulXWt(s.h.data(), H, T, H, l.wqkv, nqkv, s.qkv.data(), nqkv);
+    add_bias(s.qkv.data(), nqkv, l.bqkv);
+    RoundSpan(s.qkv.data(), T * nqkv);
+    // Per token: QK-Norm, RoPE, and the key and value into the row's cache.
+    int64_t t = 0;
+    for (const FloatForwardRow& r : rows) {
+      for (int64_t i = 0; i < r.n_tokens; ++i, ++t) {
+        float* q = s.qkv.data() + t * nqkv;
+        float* k = q + qd;
+        const float* v = k + kvd;
+        for (int64_t h = 0; h < c.n_q_heads; ++h) {
+          if (l.q_norm) RmsNorm(q + h * d, l.q_norm, d, q + h * d);
+          rope(q + h * d, t);
+        }
+        const int64_t pos = r.cache->length() + i;
+        for (int64_t g = 0; g < c.n_kv_heads; ++g) {
+          if (l.k_norm) RmsNorm(k + g * d, l.k_norm, d, k + g * d);
+          rope(k + g * d, t);
+          std::copy(k + g * d, k + (g + 1) * d, r.cache->K(li, g) + pos * d);
+          std::copy(v + g * d, v + (g + 1) * d, r.cache->V(li, g) + pos * d);
+        }
+      }
+    }
+    t = 0;
+    for (const FloatForwardRow& r : rows) {
+      Attend(r, li, s.qkv.data() + t * nqkv, nqkv, s.attn.data() + t * qd, qd);
+      t += r.n_tokens;
+    }
+    MatmulXWt(s.attn.data(), qd, T, qd, l.wo, H, s.o.data(), H);
+    add_bias(s.o.data(), H, l.bo);
+    RoundSpan(s.o.data(), T * H);
+    for (size_t j = 0; j < uT * static_cast<size_t>(H); ++j) s.x[j] = R(s.x[j] + s.o[j]);
+
+    for (int64_t u = 0; u < T; ++u) RmsNorm(s.x.data() + u * H, l.post_norm, H, s.h.data() + u * H);
+    MatmulXWt(s.h.data(), H, T, H, l.wgu, 2 * I, s.gu.data(), 2 * I);
+    add_bias(s.gu.data(), 2 * I, l.bgu);
+    RoundSpan(s.gu.data(), T * 2 * I);
+    for (int64_t u = 0; u < T; ++u) {
+      const float* gate = s.gu.data() + u * 2 * I;
+      const float* up = gate + I;
+      float* a = s.act.data() + u * I;
+      for (int64_t j = 0; j < I; ++j) {
+        const float silu = R(gate[j] / (1.0f + std::exp(-gate[j])));
+        a[j] = R(silu * up[j]);
+      }
+    }
+    MatmulXWt(s.act.data(), I, T, I, l.wd, H, s.o.data(), H);
+    add_bias(s.o.data(), H, l.bd);
+    RoundSpan(s.o.data(), T * H);
+    for (size_t j = 0; j < uT * static_cast<size_t>(H); ++j) s.x[j] = R(s.x[j] + s.o[j]);
+  }
+
+  // Final norm and the LM head, for the positions whose logits are wanted, in one GEMM.
+  s.head_dst.clear();
+  std::vector<int64_t> head_rows;
+  {
+    int64_t t = 0;
+    for (const FloatForwardRow& r : rows) {
+      for (int64_t i = 0; i < r.n_tokens; ++i, ++t) {
+        float* dst = r.all_logits ? r.all_logits + i * V
+                                  : (i == r.n_tokens - 1 ? r.last_logits : nullptr);
+        if (dst == nullptr) continue;
+        head_rows.push_back(t);
+        s.head_dst.push_back(dst);
+      }
+      if (r.all_logits && r.last_logits) {
+        head_rows.push_back(t - 1);
+        s.head_dst.push_back(r.last_logits);
+      }
+    }
+  }
+  const auto n_head = static_cast<int64_t>(head_rows.size());
+  if (n_head > 0) {
+    Grow(s.head_in, static_cast<size_t>(n_head * H));
+    Grow(s.head_out, static_cast<size_t>(n_head * V));
+    for (int64_t j = 0; j < n_head; ++j) {
+      RmsNorm(s.x.data() + head_rows[static_cast<size_t>(j)] * H, final_norm_, H,
+              s.head_in.data() + j * H);
+    }
+    MatmulXWt(s.head_in.data(), H, n_head, H, head_, V, s.head_out.data(), V);
+    RoundSpan(s.head_out.data(), n_head * V);
+    for (int64_t j = 0; j < n_head; ++j) {
+      std::copy(s.head_out.data() + j * V, s.head_out.data() + (j + 1) * V,
+                s.head_dst[static_cast<size_t>(j)]);
+    }
+  }
+  for (FloatForwardRow& r : rows) r.cache->length_ += r.n_tokens;
+}
+
+int32_t FloatQwen3::GreedyPick(const float* logits) const {
+  int64_t best = 0;
+  for (int64_t i = 0; i < config_.vocab; ++i) {
+    if (std::isnan(logits[i])) return static_cast<int32_t>(i);
+    if (logits[i] > logits[best]) best = i;
+  }
+  return static_cast<int32_t>(best);
+}
+
+}  // namespace dv

@@ -1,0 +1,119 @@
+// FloatQwen3: the Qwen3 forward pass in float, as a float user runs it on a CPU -- the baseline
+// the integer engine is contrasted with. Not reproducible across shapes by design: its GEMMs go
+// through OpenBLAS, which chooses kernels, blocking and thread split by shape, so batch
+// composition, prefill/decode splits and thread counts may change the logits' bits.
+//
+// Precision (`FloatDType`):
+//   kFp32: activations, accumulation, RMSNorm, RoPE, softmax, SiLU in fp32, as transformers'
+//          Qwen3 with torch_dtype=float32 computes them; weights widened exactly to fp32.
+//   kBf16: the same ops with every activation rounded to bfloat16 (nearest, ties to even) where a
+//          bf16 torch CPU run rounds it: after each linear layer (fp32 accumulation), RMSNorm's
+//          normalised value and its gamma product, each RoPE product and sum, SiLU, the gate *
+//          up product, each residual add, the attention output and the logits; attention
+//          probabilities are rounded to bf16 before P.V as torch's CPU flash attention does.
+//          Weights are bf16 (a F32/F16 checkpoint is rounded, as torch_dtype=bfloat16 does).
+// The installed OpenBLAS (Debian 12: 0.3.21) is built without BUILD_BFLOAT16 -- cblas_sbgemm is
+// declared but not exported -- so bf16 GEMMs run as sgemm on bf16-valued fp32 operands: the same
+// exact products and fp32 accumulation an sbgemm computes.
+//
+// Rows are independent: each has its own KV cache; a batch shares the weight GEMMs (all rows'
+// tokens stacked), never attention.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "checkpoint/float_checkpoint.h"
+#include "engine/backends/cpu_weight_arena.h"
+
+namespace dv {
+
+enum class FloatDType { kFp32, kBf16 };
+
+const char* FloatDTypeName(FloatDType dtype);  // "fp32", "bf16"
+// "fp32" | "bf16"; throws std::invalid_argument otherwise.
+FloatDType ParseFloatDType(const std::string& name);
+
+struct FloatEngineOptions {
+  FloatDType dtype = FloatDType::kFp32;
+  int threads = 0;  // OpenBLAS threads (process-wide); 0: OpenBLAS's default
+};
+
+// One row's keys and values, per layer and KV head: [capacity, head_dim] fp32 (bf16-valued in
+// bf16 mode), written once per position.
+class FloatKvCache {
+ public:
+  FloatKvCache(const FloatModelConfig& config, int64_t capacity);
+  int64_t length() const { return length_; }
+  int64_t capacity() const { return capacity_; }
+
+ private:
+  friend class FloatQwen3;
+  float* K(int64_t layer, int64_t kv_head) { return k_.data() + Offset(layer, kv_head); }
+  float* V(int64_t layer, int64_t kv_head) { return v_.data() + Offset(layer, kv_head); }
+  size_t Offset(int64_t layer, int64_t kv_head) const {
+    return static_cast<size_t>((layer * n_kv_heads_ + kv_head) * capacity_ * head_dim_);
+  }
+  int64_t n_kv_heads_ = 0, head_dim_ = 0, capacity_ = 0, length_ = 0;
+  std::vector<float> k_, v_;
+};
+
+// One row of a forward call: `n_tokens` ids continuing the row's cache.
+struct FloatForwardRow {
+  FloatKvCache* cache = nullptr;
+  const int32_t* ids = nullptr;
+  int64_t n_tokens = 0;
+  float* last_logits = nullptr;  // [V]: the chunk's last position, or nullptr
+  float* all_logits = nullptr;   // [n_tokens, V]: every position (teacher forcing), or nullptr
+};
+
+class FloatQwen3 {
+ public:
+  // Widens (or, in bf16 mode, rounds) every linear weight of `checkpoint` once into fp32
+  // matrices in huge-page memory -- the one copy, as torch makes when it loads a checkpoint in
+  // another dtype -- with q/k/v and gate/up stacked so each is one GEMM. The embedding stays in
+  // the checkpoint (rows are decoded when looked up), which must outlive the model. Sets the
+  // OpenBLAS thread count when options.threads >= 1.
+  FloatQwen3(const FloatCheckpoint& checkpoint, const FloatEngineOptions& options);
+  ~FloatQwen3();
+  FloatQwen3(const FloatQwen3&) = delete;
+  FloatQwen3& operator=(const FloatQwen3&) = delete;
+
+  const FloatModelConfig& config() const { return config_; }
+  FloatDType dtype() const { return options_.dtype; }
+  int64_t weight_bytes() const;  // fp32 weights held (read once per decoded token)
+
+  // Runs every row's tokens through the model, appends their keys and values to the rows'
+  // caches and writes the requested logits (fp32; bf16 values in bf16 mode). Throws
+  // std::invalid_argument for a token id outside the vocabulary or a cache/position overflow.
+  void Forward(std::span<FloatForwardRow> rows);
+
+  // Greedy pick: the first index of the largest logit (a NaN counts as largest, as torch.argmax).
+  int32_t GreedyPick(const float* logits) const;
+
+ private:
+  struct Layer;
+  struct Scratch;
+  void Embed(int32_t id, float* out) const;
+  void RmsNorm(const float* x, const float* gamma, int64_t n, float* out) const;
+  void Attend(const FloatForwardRow& row, int64_t layer, const float* qkv, int64_t qkv_stride,
+              float* out, int64_t out_stride);
+  void RopeTables(std::span<const int64_t> positions);
+  float R(float v) const;  // the activation rounding of this dtype (identity for fp32)
+  void RoundSpan(float* v, int64_t n) const;
+
+  const FloatCheckpoint& checkpoint_;
+  FloatModelConfig config_;
+  FloatEngineOptions options_;
+  CpuWeightArena arena_;
+  std::vector<Layer> layers_;
+  const float* final_norm_ = nullptr;
+  const float* head_ = nullptr;  // [V, H]
+  std::vector<float> inv_freq_;  // [d/2]
+  std::unique_ptr<Scratch> scratch_;
+};
+
+}  // namespace dv
