@@ -1,13 +1,15 @@
 // detverify generate: greedy generation with per-step hash chains, for one prompt (row 0, or
-// --position) and optional co-prompts sharing its batch.
+// --position) and optional co-prompts sharing its batch, on the int8 engine (default) or the
+// float engine (--engine float: fp32 / bf16 through OpenBLAS).
 //
 // Also compiled into detverify-engine (DV_CLI_ENGINE_ONLY), the cross-ISA binary without the
-// tokenizer: there prompts are token ids only and no text is decoded.
+// tokenizer and the float side: there prompts are token ids only and no text is decoded.
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "build_info.h"
 #include "cli/command.h"
@@ -15,8 +17,11 @@
 #include "engine/backends/backend_registry.h"
 #include "engine/co_prompts.h"
 #include "engine/generate.h"
+#include "engine/npy_file.h"
 #include "harness/fingerprint.h"
 #ifndef DV_CLI_ENGINE_ONLY
+#include "float_engine/blas.h"
+#include "float_engine/float_generate.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 #endif
@@ -26,12 +31,15 @@ namespace {
 
 struct GenerateOptions {
   ModelOptions model;
+  std::string engine = "int8";
+  std::string dtype;  // float engine: fp32 (default) | bf16
   std::string prompt_ids;
-  std::string prompt;  // text, tokenized with the artifact's (or the default) tokenizer
+  std::string prompt;  // text, tokenized with the model folder's (or the default) tokenizer
   bool chat = false;
   std::string tokenizer;
   int64_t max_new = 16;
   std::string backend = "reference";
+  bool backend_given = false;
   int threads = 0;
   int64_t batch = 1;
   std::string co_prompts;  // "random"
@@ -39,6 +47,7 @@ struct GenerateOptions {
   std::string co_prompt_ids;  // "1,2;3,4"
   int64_t split = 0;
   int64_t position = 0;  // our row's index in the batch
+  std::string dump_logits;  // .npy of our row's logits, [max_new, vocab]
   bool json = false;
   bool full_chains = false;  // --json: every step's chains in full, not 16-digit prefixes
   bool fingerprint = false;  // --json: this machine's fingerprint in the document
@@ -73,23 +82,134 @@ std::vector<std::string> PrintedChain(const std::vector<std::string>& chain, boo
   return out;
 }
 
-void RunGenerate(const GenerateOptions& o, CommandContext& ctx) {
+// The loaded model, whichever engine runs it.
+struct LoadedModel {
+  std::unique_ptr<Artifact> artifact;
+#ifndef DV_CLI_ENGINE_ONLY
+  std::unique_ptr<FloatCheckpoint> checkpoint;
+#endif
+  std::string source;
+  int64_t vocab = 0;
+  std::string dir;  // where a tokenizer.json may lie beside the weights
+
+  const std::string& sha256() const {
+#ifndef DV_CLI_ENGINE_ONLY
+    if (checkpoint) return checkpoint->ContentSha256();
+#endif
+    return artifact->sha256();
+  }
+};
+
+LoadedModel LoadModel(const GenerateOptions& o) {
+  LoadedModel m;
+  if (o.engine == "float") {
+#ifdef DV_CLI_ENGINE_ONLY
+    throw UsageError("--engine float is not part of detverify-engine");
+#else
+    m.checkpoint = o.model.LoadFloat(&m.source);
+    m.vocab = m.checkpoint->config().vocab;
+    m.dir = m.checkpoint->source();
+#endif
+  } else {
+    m.artifact = o.model.Load(&m.source);
+    m.vocab = m.artifact->weights().config.vocab;
+    m.dir = m.artifact->dir();
+  }
+  return m;
+}
+
+// What a generation produced, and how it ran (for the report).
+struct Generation {
+  std::vector<RowResult> results;
+  double seconds = 0.0;
+  int64_t wrap_events = 0;
+  WrapEvents wrap_sites;
+  nlohmann::json engine;  // engine, backend / dtype, threads, BLAS
+  std::string engine_line;
+};
+
+Generation RunEngine(const GenerateOptions& o, const LoadedModel& m,
+                     const std::vector<std::vector<int32_t>>& rows, size_t ours,
+                     NpyWriter* dump) {
+  GenerationOptions go;
+  go.max_new = o.max_new;
+  go.split = o.split;
+  Generation g;
+  const std::string layout = "batch " + std::to_string(rows.size()) + ", split " +
+                             std::to_string(o.split);
+#ifndef DV_CLI_ENGINE_ONLY
+  if (m.checkpoint) {
+    FloatEngineOptions fo;
+    fo.dtype = ParseFloatDType(o.dtype.empty() ? "fp32" : o.dtype);
+    fo.threads = o.threads;
+    FloatQwen3 model(*m.checkpoint, fo);
+    FloatLogitsCallback on_logits;
+    if (dump) {
+      on_logits = [&](size_t row, int64_t, std::span<const float> logits) {
+        if (row == ours) dump->AppendRow(logits.data(), static_cast<int64_t>(logits.size()));
+      };
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    g.results = GenerateGreedyFloat(model, rows, go, nullptr, on_logits);
+    g.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    g.engine = {{"engine", "float"},
+                {"backend", "cpu"},
+                {"dtype", FloatDTypeName(fo.dtype)},
+                {"threads", BlasThreads()},
+                {"blas", BlasDescription()}};
+    g.engine_line = std::string("float ") + FloatDTypeName(fo.dtype) + " (OpenBLAS, " +
+                    std::to_string(BlasThreads()) + " threads), " + layout;
+    return g;
+  }
+#endif
+  BackendOptions bo;
+  bo.threads = o.threads;
+  auto backend = MakeBackend(o.backend, bo);
+  IntQwen3 model(m.artifact->weights(), *backend);
+  LogitsCallback on_logits;
+  if (dump) {
+    on_logits = [&](size_t row, int64_t, std::span<const int32_t> logits) {
+      if (row == ours) dump->AppendRow(logits);
+    };
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  g.results = GenerateGreedy(model, rows, go, nullptr, on_logits);
+  g.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  g.wrap_events = model.wrap_events();
+  g.wrap_sites = model.wrap_events_by_site();
+  g.engine = {{"engine", "int8"}, {"backend", o.backend}};
+  g.engine_line = o.backend + ", " + layout;
+  return g;
+}
+
+void CheckOptions(const GenerateOptions& o) {
   if (o.prompt_ids.empty() == o.prompt.empty())
     throw UsageError("give --prompt TEXT or --prompt-ids 1,2,3");
   if (o.chat && o.prompt.empty()) throw UsageError("--chat applies to --prompt TEXT");
   if (o.max_new < 1) throw UsageError("--max-new must be at least 1");
   if (o.split < 0) throw UsageError("--split must be >= 0");
   if (o.position < 0) throw UsageError("--position must be >= 0");
-  std::string source;
-  auto artifact = o.model.Load(&source);
-  const int64_t vocab = artifact->weights().config.vocab;
+  if (o.engine != "int8" && o.engine != "float") {
+    throw UsageError("--engine must be int8 or float, not '" + o.engine + "'");
+  }
+  if (o.engine == "int8" && !o.dtype.empty()) throw UsageError("--dtype applies to --engine float");
+  if (o.engine == "float" && o.backend_given && o.backend != "cpu") {
+    throw UsageError("the float engine runs on the cpu (OpenBLAS); --backend " + o.backend +
+                     " applies to --engine int8");
+  }
+}
+
+void RunGenerate(const GenerateOptions& o, CommandContext& ctx) {
+  CheckOptions(o);
+  const LoadedModel m = LoadModel(o);
+  const int64_t vocab = m.vocab;
 #ifdef DV_CLI_ENGINE_ONLY
   const std::vector<int32_t> prompt = ParseIds(o.prompt_ids, "--prompt-ids");
 #else
   std::unique_ptr<tok::Tokenizer> tokenizer;
   if (!o.prompt.empty()) {
     std::string path = o.tokenizer;
-    if (path.empty()) path = artifact->dir() + "/tokenizer.json";
+    if (path.empty()) path = m.dir + "/tokenizer.json";
     if (o.tokenizer.empty() && !std::ifstream(path)) path = tok::DefaultTokenizerPath();
     tokenizer = std::make_unique<tok::Tokenizer>(tok::Tokenizer::FromFile(path));
   }
@@ -117,33 +237,35 @@ void RunGenerate(const GenerateOptions& o, CommandContext& ctx) {
   }
   const auto ours = static_cast<size_t>(o.position);
   auto rows = ComposeBatch(prompt, std::move(co_prompts), o.position);
-  BackendOptions bo;
-  bo.threads = o.threads;
-  auto backend = MakeBackend(o.backend, bo);
-  IntQwen3 model(artifact->weights(), *backend);
-  GenerationOptions go;
-  go.max_new = o.max_new;
-  go.split = o.split;
-  const auto t0 = std::chrono::steady_clock::now();
-  const auto results = GenerateGreedy(model, rows, go);
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::optional<NpyWriter> dump;
+  if (!o.dump_logits.empty()) {
+    dump.emplace(o.dump_logits, m.artifact ? NpyElement::kInt32 : NpyElement::kFloat32, o.max_new,
+                 vocab);
+  }
+  const Generation g = RunEngine(o, m, rows, ours, dump ? &*dump : nullptr);
+  if (dump) dump->Finish();
+  const std::vector<RowResult>& results = g.results;
+  const double secs = g.seconds;
   const double tps = static_cast<double>(o.max_new) / (secs > 0 ? secs : 1e-9);
 
   if (o.json) {
     nlohmann::json doc;
     doc["tool_version"] = build::kToolVersion;
     doc["spec"] = build::kSpecVersion;
-    doc["artifact"] = {{"source", source}, {"sha256", artifact->sha256()}};
-    doc["backend"] = o.backend;
+    doc[m.artifact ? "artifact" : "checkpoint"] = {{"source", m.source}, {"sha256", m.sha256()}};
+    doc.update(g.engine);
     doc["max_new"] = o.max_new;
     doc["split"] = o.split;
     doc["position"] = o.position;
-    doc["wrap_events"] = model.wrap_events();
-    const WrapEvents& sites = model.wrap_events_by_site();
-    doc["wrap_events_by_site"] = {
-        {"q_quant", sites.q_quant}, {"down_input", sites.down_input}, {"other", sites.other}};
+    if (m.artifact) {
+      doc["wrap_events"] = g.wrap_events;
+      doc["wrap_events_by_site"] = {{"q_quant", g.wrap_sites.q_quant},
+                                    {"down_input", g.wrap_sites.down_input},
+                                    {"other", g.wrap_sites.other}};
+    }
     doc["wall_ms"] = static_cast<int64_t>(secs * 1000.0);
     doc["tokens_per_s"] = tps;
+    if (!o.dump_logits.empty()) doc["dump_logits"] = o.dump_logits;
     if (o.fingerprint) doc["fingerprint"] = harness::CollectFingerprint();
     for (size_t r = 0; r < results.size(); ++r) {
       const RowResult& res = results[r];
@@ -167,9 +289,8 @@ void RunGenerate(const GenerateOptions& o, CommandContext& ctx) {
     std::cout << doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     const RowResult& res = results[ours];
-    std::printf("model         %s (sha256 %.16s)\n", source.c_str(), artifact->sha256().c_str());
-    std::printf("backend       %s, batch %zu, split %lld\n", o.backend.c_str(), rows.size(),
-                static_cast<long long>(o.split));
+    std::printf("model         %s (sha256 %.16s)\n", m.source.c_str(), m.sha256().c_str());
+    std::printf("%s%s\n", m.artifact ? "backend       " : "engine        ", g.engine_line.c_str());
     std::printf("tokens       ");
     for (int32_t t : res.tokens) std::printf(" %d", t);
 #ifndef DV_CLI_ENGINE_ONLY
@@ -181,13 +302,18 @@ void RunGenerate(const GenerateOptions& o, CommandContext& ctx) {
                 res.token_chain.back().c_str());
     std::printf("speed         %.1f tokens/s (%lld steps in %.2f s)\n", tps,
                 static_cast<long long>(o.max_new), secs);
-    if (model.wrap_events() > 0) {
-      const WrapEvents& sites = model.wrap_events_by_site();
+    if (!o.dump_logits.empty()) {
+      std::printf("logits        %s ([%lld, %lld] %s)\n", o.dump_logits.c_str(),
+                  static_cast<long long>(o.max_new), static_cast<long long>(vocab),
+                  m.artifact ? "int32" : "float32");
+    }
+    if (g.wrap_events > 0) {
+      const WrapEvents& sites = g.wrap_sites;
       std::printf(
           "note          %lld int64 wrap events: %lld in the Q quantization (W1), %lld in the\n"
           "              down-projection input (W2), %lld elsewhere (detllm-v1 semantics,\n"
           "              reproduced bit for bit; docs/SPEC.md §8)\n",
-          static_cast<long long>(model.wrap_events()), static_cast<long long>(sites.q_quant),
+          static_cast<long long>(g.wrap_events), static_cast<long long>(sites.q_quant),
           static_cast<long long>(sites.down_input), static_cast<long long>(sites.other));
     }
   }
@@ -201,15 +327,22 @@ void SetupGenerateCommand(CLI::App& app, CommandContext& ctx) {
   CLI::App* cmd = app.add_subcommand("generate", "greedy generation with per-step hash chains");
   opt->model.AddTo(cmd);
 #ifndef DV_CLI_ENGINE_ONLY
+  cmd->add_option("--engine", opt->engine,
+                  "int8 (the integer engine) | float (fp32/bf16 through OpenBLAS; --hf DIR or "
+                  "--preset)")
+      ->capture_default_str();
+  cmd->add_option("--dtype", opt->dtype, "float engine precision: fp32 (default) | bf16");
   cmd->add_option("--prompt", opt->prompt,
-                  "prompt text (tokenized with the artifact's tokenizer, else Qwen3's)");
+                  "prompt text (tokenized with the model folder's tokenizer.json, else Qwen3's)");
   cmd->add_flag("--chat", opt->chat, "wrap --prompt as a user turn of the Qwen3 chat template");
   cmd->add_option("--tokenizer", opt->tokenizer, "tokenizer.json for --prompt");
 #endif
   cmd->add_option("--prompt-ids", opt->prompt_ids, "prompt token ids, comma separated");
   cmd->add_option("--max-new", opt->max_new, "generated steps")->capture_default_str();
-  cmd->add_option("--backend", opt->backend, "reference | cpu | cuda")->capture_default_str();
-  cmd->add_option("--threads", opt->threads, "cpu backend threads (0: all cores)")
+  CLI::Option* backend =
+      cmd->add_option("--backend", opt->backend, "reference | cpu | cuda")->capture_default_str();
+  cmd->add_option("--threads", opt->threads,
+                  "cpu backend threads, or the float engine's OpenBLAS threads (0: all cores)")
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--batch", opt->batch, "rows in the batch (ours is row --position)")
       ->capture_default_str();
@@ -221,11 +354,17 @@ void SetupGenerateCommand(CLI::App& app, CommandContext& ctx) {
                   "prefill P prompt tokens at once, then one by one (0: all at once)");
   cmd->add_option("--position", opt->position, "our row's index among the co-prompts")
       ->capture_default_str();
+  cmd->add_option("--dump-logits", opt->dump_logits,
+                  "write our row's logits of every step to FILE.npy ([steps, vocab]; int32 for "
+                  "int8, float32 for float)");
   cmd->add_flag("--json", opt->json, "print a JSON document with per-step chains");
   cmd->add_flag("--full-chains", opt->full_chains,
                 "--json: every step's chains in full (64 hex digits)");
   cmd->add_flag("--fingerprint", opt->fingerprint, "--json: include this machine's fingerprint");
-  cmd->callback([opt, &ctx]() { RunGenerate(*opt, ctx); });
+  cmd->callback([opt, backend, &ctx]() {
+    opt->backend_given = backend->count() > 0;
+    RunGenerate(*opt, ctx);
+  });
 }
 
 }  // namespace dv::cli

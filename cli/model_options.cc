@@ -4,13 +4,24 @@
 
 #include "cli/command.h"
 #include "engine/model_source.h"
+#ifndef DV_CLI_ENGINE_ONLY
+#include "checkpoint/hf_checkpoint.h"
+#include "checkpoint/hf_synth.h"
+#endif
 
 namespace dv::cli {
 
 void ModelOptions::AddTo(CLI::App* cmd) {
   auto* a = cmd->add_option("--artifact", artifact, "int artifact folder (model.safetensors + config.json)");
-  auto* p = cmd->add_option("--preset", preset, "built-in synthetic model: qwen3-tiny | qwen3-0.6b");
+  auto* p = cmd->add_option("--preset", preset, "built-in synthetic model: qwen3-tiny | qwen3-0.6b (float engine: also "
+                            "qwen3-tiny-hd128)");
   a->excludes(p);
+#ifndef DV_CLI_ENGINE_ONLY
+  auto* h = cmd->add_option("--hf", hf,
+                            "Hugging Face checkpoint folder (config.json + safetensors; the float "
+                            "engine)");
+  h->excludes(a)->excludes(p);
+#endif
   cmd->add_option("--seed", seed, "seed of the synthetic model")->capture_default_str();
 }
 
@@ -19,12 +30,35 @@ std::unique_ptr<Artifact> ModelOptions::Load(std::string* source) const {
     if (source) *source = "artifact:" + artifact;
     return Artifact::Load(artifact);
   }
+  if (!hf.empty()) {
+    throw UsageError("--hf is a float checkpoint: run it with --engine float (the int8 engine "
+                     "needs an int artifact, --artifact DIR or --preset NAME)");
+  }
   if (preset.empty()) throw UsageError("give --artifact DIR or --preset NAME");
   if (source) *source = "synthetic:" + preset + " seed=" + std::to_string(seed);
   return LoadSynthetic(preset, seed, [](const std::string& dir) {
     std::fprintf(stderr, "detverify: synthesizing the model into %s (once)\n", dir.c_str());
   });
 }
+
+#ifndef DV_CLI_ENGINE_ONLY
+std::unique_ptr<FloatCheckpoint> ModelOptions::LoadFloat(std::string* source) const {
+  if (!hf.empty()) {
+    if (source) *source = "hf:" + hf;
+    return OpenHfCheckpoint(hf);
+  }
+  if (!artifact.empty()) {
+    throw UsageError("--artifact is an int artifact, which the float engine cannot run: give "
+                     "--hf DIR (a Hugging Face checkpoint) or --preset NAME");
+  }
+  if (preset.empty()) throw UsageError("give --hf DIR or --preset NAME");
+  if (source) *source = "synthetic-hf:" + preset + " seed=" + std::to_string(seed);
+  return OpenHfSynthetic(preset, seed, [](const std::string& dir) {
+    std::fprintf(stderr, "detverify: synthesizing the float checkpoint into %s (once)\n",
+                 dir.c_str());
+  });
+}
+#endif
 
 std::vector<int32_t> ParseIds(const std::string& text, const std::string& what) {
   std::vector<int32_t> ids;

@@ -1,4 +1,4 @@
-// --artifact DIR | --preset NAME --seed N, shared by the verbs that load a model.
+// --artifact DIR | --hf DIR | --preset NAME --seed N, shared by the verbs that load a model.
 #pragma once
 
 #include <cstdint>
@@ -9,18 +9,28 @@
 #include <CLI/CLI.hpp>
 
 #include "engine/artifact.h"
+#ifndef DV_CLI_ENGINE_ONLY
+#include "checkpoint/float_checkpoint.h"
+#endif
 
 namespace dv::cli {
 
 struct ModelOptions {
   std::string artifact;
+  std::string hf;  // a Hugging Face checkpoint folder (the float engine)
   std::string preset;
   uint64_t seed = 0;
 
   void AddTo(CLI::App* cmd);
-  // Loads the artifact or the synthetic preset (cached); throws UsageError when neither is
-  // given. `source` describes where it came from, for reports.
+  // The int artifact, or the synthetic preset (cached); throws UsageError when neither is
+  // given (or when only --hf is). `source` describes where it came from, for reports.
   std::unique_ptr<Artifact> Load(std::string* source) const;
+#ifndef DV_CLI_ENGINE_ONLY
+  // The float checkpoint: --hf DIR, or the preset synthesized as a Hugging Face checkpoint
+  // (`synth --format hf`, cached); throws UsageError for --artifact (an int artifact has no
+  // float weights).
+  std::unique_ptr<FloatCheckpoint> LoadFloat(std::string* source) const;
+#endif
 };
 
 // "1,2,3" -> {1,2,3}; `what` names the option in errors.
