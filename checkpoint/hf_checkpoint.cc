@@ -112,9 +112,10 @@ std::unique_ptr<FloatCheckpoint> OpenHfCheckpoint(const std::string& dir) {
   } else {
     Fail(dir, std::string("no ") + kSingleFile + " or " + kIndexFile);
   }
-  for (const std::string& path : files) {
-    maps.push_back(MappedFile::Open(path));
-    for (auto& [name, view] : ParseSafetensors(maps.back().bytes(), path)) {
+  for (const std::string& path : files) maps.push_back(MappedFile::Open(path));  // all there?
+  for (size_t f = 0; f < files.size(); ++f) {
+    const std::string& path = files[f];
+    for (auto& [name, view] : ParseSafetensors(maps[f].bytes(), path)) {
       if (!weight_map.empty()) {
         const auto it = weight_map.find(name);
         if (it == weight_map.end()) Fail(path, "tensor '" + name + "' is not in " + kIndexFile);

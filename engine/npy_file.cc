@@ -1,5 +1,6 @@
 #include "engine/npy_file.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -18,7 +19,9 @@ std::string NpyHeader(NpyElement element, int64_t rows, int64_t cols) {
   std::string dict = std::string("{'descr': '") + Descr(element) +
                      "', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " +
                      std::to_string(cols) + "), }";
-  // 6 magic + 2 version + 2 length bytes, then the dict, spaces and '\n' to a multiple of 64.
+  // As numpy.save writes it: room for the first dimension to grow to 21 digits, then spaces and
+  // '\n' to a multiple of 64 bytes including the 6 magic, 2 version and 2 length bytes.
+  dict.append(21 - std::min<size_t>(21, std::to_string(rows).size()), ' ');
   const size_t unpadded = 10 + dict.size() + 1;
   dict.append((64 - unpadded % 64) % 64, ' ');
   dict.push_back('\n');

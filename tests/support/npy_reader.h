@@ -82,8 +82,8 @@ inline NpyArray ReadNpy(const std::string& path) {
   if (!std::regex_search(a.header, std::regex("'fortran_order': *False"))) fail("fortran order");
   if (!std::regex_search(a.header, m, std::regex("'shape': *\\(([0-9, ]*)\\)"))) fail("shape");
   const std::string dims = m[1];
-  for (std::sregex_iterator it(dims.begin(), dims.end(), std::regex("[0-9]+")), end; it != end;
-       ++it) {
+  const std::regex number("[0-9]+");
+  for (std::sregex_iterator it(dims.begin(), dims.end(), number), end; it != end; ++it) {
     a.shape.push_back(std::stoll(it->str()));
   }
   const size_t size = static_cast<size_t>(a.descr[2] - '0');

@@ -1,0 +1,85 @@
+// The half-precision conversions every float path relies on, against independent definitions:
+// F16 -> float for all 65536 patterns by ldexp arithmetic, float -> BF16 rounding against a
+// double-precision nearest-even computation, and the synthetic writer's integer BF16 against
+// both.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "checkpoint/half_float.h"
+#include "checkpoint/hf_synth.h"
+
+namespace dv {
+namespace {
+
+double F16Reference(uint16_t h) {
+  const double sign = (h >> 15) ? -1.0 : 1.0;
+  const int e = (h >> 10) & 31;
+  const int m = h & 1023;
+  if (e == 31) return m ? std::nan("") : sign * HUGE_VAL;
+  if (e == 0) return sign * std::ldexp(m, -24);
+  return sign * std::ldexp(1024 + m, e - 25);
+}
+
+TEST(HalfFloat, F16EveryPattern) {
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float f = F16BitsToFloat(static_cast<uint16_t>(h));
+    const double want = F16Reference(static_cast<uint16_t>(h));
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(f)) << h;
+    } else {
+      ASSERT_EQ(static_cast<double>(f), want) << h;
+      ASSERT_EQ(std::signbit(f), (h & 0x8000) != 0) << h;
+    }
+  }
+}
+
+TEST(HalfFloat, Bf16WideningIsExactAndRoundingIsNearestEven) {
+  for (uint32_t b = 0; b < 65536; ++b) {
+    const float f = Bf16BitsToFloat(static_cast<uint16_t>(b));
+    if (!std::isnan(f)) {
+      ASSERT_EQ(FloatToBf16Bits(f), b) << "round trip " << b;
+    }
+  }
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 200000; ++i) {
+    const auto bits = static_cast<uint32_t>(rng());
+    float f;
+    std::memcpy(&f, &bits, 4);
+    if (!std::isfinite(f)) continue;
+    const float r = RoundToBf16(f);
+    // The two bf16 neighbours of f; r must be the nearer, ties to the even mantissa.
+    const float lo = Bf16BitsToFloat(static_cast<uint16_t>((bits >> 16)));
+    const float hi = Bf16BitsToFloat(static_cast<uint16_t>((bits >> 16) + 1));
+    // Past the largest finite bf16 the upper neighbour is infinity, at the distance of 2^128.
+    const double hi_value = std::isinf(hi) ? std::copysign(std::ldexp(1.0, 128), hi) : hi;
+    const double dl = std::fabs(static_cast<double>(f) - lo);
+    const double dh = std::fabs(static_cast<double>(f) - hi_value);
+    const float want = dl < dh ? lo : dh < dl ? hi : (((bits >> 16) & 1) ? hi : lo);
+    if (std::isinf(want) && std::isinf(r)) continue;
+    ASSERT_EQ(r, want) << f;
+  }
+  EXPECT_TRUE(std::isnan(RoundToBf16(NAN)));
+  EXPECT_EQ(RoundToBf16(3.4e38f), INFINITY);  // beyond bf16's largest finite value
+}
+
+TEST(HalfFloat, IntegerBf16MatchesFloatRounding) {
+  std::mt19937_64 rng(9);
+  for (int i = 0; i < 200000; ++i) {
+    // |v| < 2^24: exact in float, so float rounding is the reference.
+    const int64_t v = static_cast<int64_t>(rng() % (int64_t{1} << 25)) - (int64_t{1} << 24);
+    const int shift = static_cast<int>(rng() % 40);
+    if (v == 0) continue;
+    const float exact = std::ldexp(static_cast<float>(v), -shift);
+    ASSERT_EQ(Bf16FromScaledInt(v, shift), FloatToBf16Bits(exact)) << v << " " << shift;
+  }
+  EXPECT_EQ(Bf16FromScaledInt(0, 7), 0);
+  EXPECT_EQ(Bf16FromScaledInt(255 * 2 + 1, 0), FloatToBf16Bits(511.0f));  // a tie, to even
+  EXPECT_EQ(Bf16FromScaledInt(-(int64_t{1} << 40), 40), FloatToBf16Bits(-1.0f));
+  EXPECT_THROW(Bf16FromScaledInt(1, 200), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace dv

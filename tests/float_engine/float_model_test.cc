@@ -1,0 +1,153 @@
+// The float engine's contracts other than accuracy (float_reference_test.cc has that): greedy
+// pick rule, input checks, rows independent of their batch within the fp32 tolerance, what
+// weights it holds, and Llama-style configs (no QK-Norm, biases) running.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "checkpoint/half_float.h"
+#include "checkpoint/hf_checkpoint.h"
+#include "checkpoint/hf_synth.h"
+#include "engine/co_prompts.h"
+#include "float_engine/blas.h"
+#include "float_engine/float_generate.h"
+#include "tests/checkpoint/hf_test_folders.h"
+#include "tests/float_engine/float_reference.h"
+
+namespace dv {
+namespace {
+
+class FloatModelTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { ckpt_ = OpenHfSynthetic("qwen3-tiny", 0).release(); }
+  static void TearDownTestSuite() {
+    delete ckpt_;
+    ckpt_ = nullptr;
+  }
+  static FloatCheckpoint* ckpt_;
+};
+FloatCheckpoint* FloatModelTest::ckpt_ = nullptr;
+
+TEST(FloatDType, Names) {
+  EXPECT_EQ(ParseFloatDType("fp32"), FloatDType::kFp32);
+  EXPECT_EQ(ParseFloatDType("bf16"), FloatDType::kBf16);
+  EXPECT_STREQ(FloatDTypeName(FloatDType::kBf16), "bf16");
+  EXPECT_THROW(ParseFloatDType("fp16"), std::invalid_argument);
+}
+
+TEST_F(FloatModelTest, GreedyPickLowestIdOnTiesNanAsTorch) {
+  FloatQwen3 model(*ckpt_, {});
+  std::vector<float> v(1024, -1.0f);
+  v[7] = 3.0f;
+  v[900] = 3.0f;
+  EXPECT_EQ(model.GreedyPick(v.data()), 7);
+  v[500] = NAN;
+  EXPECT_EQ(model.GreedyPick(v.data()), 500) << "torch.argmax treats NaN as the largest";
+  std::fill(v.begin(), v.end(), -INFINITY);
+  EXPECT_EQ(model.GreedyPick(v.data()), 0);
+}
+
+TEST_F(FloatModelTest, RejectsBadInput) {
+  FloatQwen3 model(*ckpt_, {});
+  FloatKvCache cache(model.config(), 4);
+  std::vector<float> logits(1024);
+  const std::vector<int32_t> bad = {1, 1024};
+  FloatForwardRow row{&cache, bad.data(), 2, logits.data(), nullptr};
+  EXPECT_THROW(model.Forward({&row, 1}), std::invalid_argument);
+  const std::vector<int32_t> five = {1, 2, 3, 4, 5};
+  row = {&cache, five.data(), 5, logits.data(), nullptr};
+  EXPECT_THROW(model.Forward({&row, 1}), std::invalid_argument) << "capacity 4";
+  EXPECT_EQ(cache.length(), 0) << "nothing written by a refused call";
+  GenerationOptions go;
+  go.max_new = 2048;
+  EXPECT_THROW(GenerateGreedyFloat(model, {{1, 2}}, go), std::invalid_argument) << "max_pos";
+  go.max_new = 0;
+  EXPECT_THROW(GenerateGreedyFloat(model, {{1, 2}}, go), std::invalid_argument);
+  go.max_new = 1;
+  EXPECT_THROW(GenerateGreedyFloat(model, {{}}, go), std::invalid_argument);
+}
+
+// A row's logits do not depend on its batch beyond float rounding (the engine never mixes rows;
+// only the GEMM shapes change). Bits may differ: that is what the demo's float rows measure.
+TEST_F(FloatModelTest, RowsIndependentOfTheirBatchWithinTolerance) {
+  FloatQwen3 model(*ckpt_, {});
+  const std::vector<int32_t> prompt = {5, 17, 300, 41, 9, 77};
+  GenerationOptions go;
+  go.max_new = 8;
+  std::vector<std::vector<float>> alone, batched;
+  GenerateGreedyFloat(model, {prompt}, go, nullptr,
+                      [&](size_t, int64_t, std::span<const float> l) { alone.emplace_back(l.begin(), l.end()); });
+  CoPromptSpec spec;
+  spec.count = 7;
+  spec.max_id = 1023;
+  go.split = 2;
+  GenerateGreedyFloat(model, ComposeBatch(prompt, MakeCoPrompts(spec, 1024), 4), go, nullptr,
+                      [&](size_t r, int64_t, std::span<const float> l) {
+                        if (r == 4) batched.emplace_back(l.begin(), l.end());
+                      });
+  ASSERT_EQ(alone.size(), 8u);
+  ASSERT_EQ(batched.size(), 8u);
+  for (size_t s = 0; s < alone.size(); ++s) {
+    double norm = 0, err = 0;
+    for (size_t i = 0; i < alone[s].size(); ++i) {
+      norm = std::max(norm, std::abs(static_cast<double>(alone[s][i])));
+      err = std::max(err, std::abs(static_cast<double>(alone[s][i]) - batched[s][i]));
+    }
+    EXPECT_LE(err, test::kFp32RelTol * norm) << "step " << s;
+  }
+}
+
+TEST_F(FloatModelTest, AllLogitsAndLastLogitsAgree) {
+  FloatQwen3 model(*ckpt_, {});
+  const std::vector<int32_t> ids = {3, 1, 4, 1, 5};
+  FloatKvCache cache(model.config(), 5);
+  std::vector<float> all(5 * 1024), last(1024);
+  FloatForwardRow row{&cache, ids.data(), 5, last.data(), all.data()};
+  model.Forward({&row, 1});
+  for (size_t i = 0; i < 1024; ++i) {
+    EXPECT_NEAR(last[i], all[4 * 1024 + i], 1e-5 * std::abs(last[i]) + 1e-6) << i;
+  }
+}
+
+TEST_F(FloatModelTest, HoldsEveryWeightOnceInFp32) {
+  FloatQwen3 model(*ckpt_, {FloatDType::kFp32, 0});
+  const FloatModelConfig& c = model.config();
+  const int64_t per_layer = c.hidden * (c.q_dim() + 2 * c.kv_dim()) + c.q_dim() * c.hidden +
+                            3 * c.hidden * c.intermediate + 2 * c.hidden + 2 * c.head_dim;
+  const int64_t floats = c.n_layers * per_layer + c.hidden + c.vocab * c.hidden;
+  // Allocations are 4 KiB-aligned slices of one arena.
+  EXPECT_GE(model.weight_bytes(), 4 * floats);
+  EXPECT_LE(model.weight_bytes(), 4 * floats + (c.n_layers * 10 + 2) * 4096);
+}
+
+// Llama-style: no QK-Norm, attention and MLP biases; each bias moves the logits.
+TEST(FloatModelLlama, NoQkNormWithBiasesRuns) {
+  test::FolderSpec spec;
+  spec.config.family = ModelFamily::kLlama;
+  spec.config.qk_norm = false;
+  spec.config.attention_bias = true;
+  spec.config.mlp_bias = true;
+  const auto tensors = test::SpecTensors(spec);
+  test_files::ScratchDir d("llama");
+  std::filesystem::create_directories(d.File("m"));
+  WriteSafetensors(d.File("m/model.safetensors"), tensors);
+  FloatModelConfig qwen_form = spec.config;
+  qwen_form.family = ModelFamily::kQwen3;
+  auto cfg = nlohmann::json::parse(Qwen3ConfigJson(qwen_form));
+  cfg["model_type"] = "llama";
+  cfg["architectures"] = {"LlamaForCausalLM"};
+  cfg["mlp_bias"] = true;
+  test_files::WriteFile(d.File("m/config.json"), cfg.dump());
+  const auto ckpt = OpenHfCheckpoint(d.File("m"));
+  EXPECT_FALSE(ckpt->weights().layers[0].q_norm.has_value());
+  ASSERT_TRUE(ckpt->weights().layers[0].down_bias.has_value());
+  FloatQwen3 model(*ckpt, {});
+  GenerationOptions go;
+  go.max_new = 3;
+  const auto res = GenerateGreedyFloat(model, {{1, 2, 3}}, go);
+  EXPECT_EQ(res[0].tokens.size(), 3u);
+  EXPECT_EQ(res[0].logits_chain.size(), 3u);
+}
+
+}  // namespace
+}  // namespace dv
