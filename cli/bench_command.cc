@@ -1,11 +1,14 @@
-// detverify bench: throughput of the integer engine on one backend -- prefill and decode
-// tokens/s, peak RSS -- next to this machine's memory-read bandwidth and the batch-1 decode
-// roofline it implies (every int8 weight byte is read once per decoded token). Timing and the
-// statistics use floating point; the engine does not.
+// detverify bench: throughput of the integer engine on one backend (or of the float engine,
+// --engine float) -- prefill and decode tokens/s, peak RSS -- next to this machine's memory-read
+// bandwidth and the batch-1 decode roofline it implies (every weight byte is read once per
+// decoded token: int8 for the integer engine, fp32 for the float one). Timing and the
+// statistics use floating point; the integer engine does not.
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -18,6 +21,8 @@
 #include "engine/backends/cpu_backend.h"
 #include "engine/backends/cpu_weight_arena.h"
 #include "engine/model.h"
+#include "float_engine/blas.h"
+#include "float_engine/float_model.h"
 #include "harness/fingerprint.h"
 
 namespace dv::cli {
@@ -25,6 +30,8 @@ namespace {
 
 struct BenchOptions {
   ModelOptions model;
+  std::string engine = "int8";
+  std::string dtype;  // float engine: fp32 (default) | bf16
   std::string backend = "cpu";
   int threads = 0;
   std::string isa;                       // cpu backend: force an ISA level
@@ -121,12 +128,30 @@ bool ResetPeakRss() {
   return std::fclose(f) == 0 && ok;
 }
 
-double PrefillSeconds(IntQwen3& model, int64_t tokens, uint64_t seed) {
-  const ModelConfig& c = model.config();
-  KvCache cache(c, tokens);
+// Both engines have the same forward-call shape: a cache per row, rows of ids, logits out.
+template <typename Model>
+struct EngineTypes;
+template <>
+struct EngineTypes<IntQwen3> {
+  using Cache = KvCache;
+  using Row = ForwardRow;
+  using Logit = int32_t;
+};
+template <>
+struct EngineTypes<FloatQwen3> {
+  using Cache = FloatKvCache;
+  using Row = FloatForwardRow;
+  using Logit = float;
+};
+
+template <typename Model>
+double PrefillSeconds(Model& model, int64_t tokens, uint64_t seed) {
+  using T = EngineTypes<Model>;
+  const auto& c = model.config();
+  typename T::Cache cache(c, tokens);
   const std::vector<int32_t> ids = BenchTokens(tokens, c.vocab, seed);
-  std::vector<int32_t> logits(static_cast<size_t>(c.vocab));
-  ForwardRow row{&cache, ids.data(), tokens, logits.data(), nullptr};
+  std::vector<typename T::Logit> logits(static_cast<size_t>(c.vocab));
+  typename T::Row row{&cache, ids.data(), tokens, logits.data(), nullptr};
   const auto t0 = Clock::now();
   model.Forward({&row, 1});
   return Seconds(t0);
@@ -134,15 +159,17 @@ double PrefillSeconds(IntQwen3& model, int64_t tokens, uint64_t seed) {
 
 // Decodes `steps` tokens in each of `batch` rows that already hold `context` tokens; returns the
 // seconds of the decode calls only (greedy pick included).
-double DecodeSeconds(IntQwen3& model, int64_t batch, int64_t context, int64_t steps,
-                     uint64_t seed) {
-  const ModelConfig& c = model.config();
-  std::vector<std::unique_ptr<KvCache>> caches;
-  std::vector<std::vector<int32_t>> prompts, logits;
+template <typename Model>
+double DecodeSeconds(Model& model, int64_t batch, int64_t context, int64_t steps, uint64_t seed) {
+  using T = EngineTypes<Model>;
+  const auto& c = model.config();
+  std::vector<std::unique_ptr<typename T::Cache>> caches;
+  std::vector<std::vector<int32_t>> prompts;
+  std::vector<std::vector<typename T::Logit>> logits;
   std::vector<int32_t> next(static_cast<size_t>(batch));
-  std::vector<ForwardRow> rows;
+  std::vector<typename T::Row> rows;
   for (int64_t r = 0; r < batch; ++r) {
-    caches.push_back(std::make_unique<KvCache>(c, context + steps));
+    caches.push_back(std::make_unique<typename T::Cache>(c, context + steps));
     prompts.push_back(BenchTokens(context, c.vocab, seed + static_cast<uint64_t>(r)));
     logits.emplace_back(static_cast<size_t>(c.vocab));
     rows.push_back(
@@ -164,8 +191,96 @@ double DecodeSeconds(IntQwen3& model, int64_t batch, int64_t context, int64_t st
   return Seconds(t0);
 }
 
+// The model under test, whichever engine: its measurements as closures, and what the report says
+// about it.
+struct BenchModel {
+  std::function<double(int64_t tokens, uint64_t seed)> prefill;
+  std::function<double(int64_t batch, int64_t context, int64_t steps, uint64_t seed)> decode;
+  int64_t max_pos = 0;
+  int64_t weight_bytes_per_token = 0;
+  std::string what;  // first report line, after "detverify bench: "
+};
+
 double GBps(const ReadBandwidthSample& s) {
   return s.best_ns > 0 ? static_cast<double>(s.bytes) / static_cast<double>(s.best_ns) : 0.0;
+}
+
+// The int8 engine on the chosen backend.
+BenchModel LoadIntModel(const BenchOptions& o, nlohmann::json& doc) {
+  if (!o.dtype.empty()) throw UsageError("--dtype applies to --engine float");
+  std::string source;
+  std::shared_ptr<Artifact> artifact = o.model.Load(&source);
+  std::shared_ptr<Backend> backend;
+  const CpuBackend* cpu = nullptr;
+  if (o.backend == "cpu") {
+    CpuBackendOptions co;
+    co.threads = o.threads;
+    if (!o.isa.empty()) co.isa = ParseCpuIsa(o.isa);
+    auto b = MakeCpuBackend(co);
+    cpu = b.get();
+    backend = std::move(b);
+  } else {
+    if (!o.isa.empty()) throw UsageError("--isa applies to the cpu backend only");
+    BackendOptions bo;
+    bo.threads = o.threads;
+    backend = MakeBackend(o.backend, bo);
+  }
+  auto model = std::make_shared<IntQwen3>(artifact->weights(), *backend);
+  doc["model"] = {{"source", source}, {"sha256", artifact->sha256()}};
+  doc["engine"] = "int8";
+  doc["backend"] = o.backend;
+  doc["threads"] = backend->NumThreads();
+  BenchModel bm;
+  bm.what = o.backend + " backend";
+  if (cpu) {
+    doc["isa"] = std::string(CpuIsaName(cpu->isa()));
+    doc["packed_weight_bytes"] = cpu->packed_weight_bytes();
+    bm.what += " (" + std::string(CpuIsaName(cpu->isa())) + ")";
+  }
+  bm.what += ", " + std::to_string(backend->NumThreads()) + " threads";
+  const ModelConfig& c = artifact->weights().config;
+  bm.max_pos = c.max_pos;
+  bm.weight_bytes_per_token = WeightBytesPerToken(c);
+  // The closures own the model, and the backend and artifact it borrows.
+  bm.prefill = [artifact, backend, model](int64_t tokens, uint64_t seed) {
+    return PrefillSeconds(*model, tokens, seed);
+  };
+  bm.decode = [artifact, backend, model](int64_t batch, int64_t context, int64_t steps,
+                                         uint64_t seed) {
+    return DecodeSeconds(*model, batch, context, steps, seed);
+  };
+  return bm;
+}
+
+// The float engine (OpenBLAS): every fp32 weight byte is read once per decoded token.
+BenchModel LoadFloatModel(const BenchOptions& o, nlohmann::json& doc) {
+  if (o.backend != "cpu") throw UsageError("the float engine runs on the cpu (OpenBLAS)");
+  if (!o.isa.empty()) throw UsageError("--isa applies to the int8 engine's cpu backend only");
+  FloatEngineOptions fo;
+  fo.dtype = ParseFloatDType(o.dtype.empty() ? "fp32" : o.dtype);
+  fo.threads = o.threads;
+  std::string source;
+  std::shared_ptr<FloatCheckpoint> ckpt = o.model.LoadFloat(&source);
+  auto model = std::make_shared<FloatQwen3>(*ckpt, fo);
+  doc["model"] = {{"source", source}, {"sha256", ckpt->ContentSha256()}};
+  doc["engine"] = "float";
+  doc["dtype"] = FloatDTypeName(fo.dtype);
+  doc["backend"] = "cpu";
+  doc["threads"] = BlasThreads();
+  doc["blas"] = BlasDescription();
+  doc["packed_weight_bytes"] = model->weight_bytes();
+  BenchModel bm;
+  bm.what = std::string("float engine ") + FloatDTypeName(fo.dtype) + ", " + BlasDescription() +
+            ", " + std::to_string(BlasThreads()) + " threads";
+  bm.max_pos = ckpt->config().max_pos;
+  bm.weight_bytes_per_token = model->weight_bytes();
+  bm.prefill = [ckpt, model](int64_t tokens, uint64_t seed) {
+    return PrefillSeconds(*model, tokens, seed);
+  };
+  bm.decode = [ckpt, model](int64_t batch, int64_t context, int64_t steps, uint64_t seed) {
+    return DecodeSeconds(*model, batch, context, steps, seed);
+  };
+  return bm;
 }
 
 void RunBench(const BenchOptions& o, CommandContext& ctx) {
@@ -194,47 +309,22 @@ void RunBench(const BenchOptions& o, CommandContext& ctx) {
       probe->MeasureReadBandwidth(probe_bytes, kProbePasses, false);
 
   const bool peak_reset = ResetPeakRss();
-  const auto t_load = Clock::now();
-  std::string source;
-  auto artifact = o.model.Load(&source);
-  const ModelConfig& c = artifact->weights().config;
-  std::unique_ptr<Backend> backend;
-  const CpuBackend* cpu = nullptr;
-  if (o.backend == "cpu") {
-    CpuBackendOptions co;
-    co.threads = o.threads;
-    if (!o.isa.empty()) co.isa = ParseCpuIsa(o.isa);
-    auto b = MakeCpuBackend(co);
-    cpu = b.get();
-    backend = std::move(b);
-  } else {
-    if (!o.isa.empty()) throw UsageError("--isa applies to the cpu backend only");
-    BackendOptions bo;
-    bo.threads = o.threads;
-    backend = MakeBackend(o.backend, bo);
-  }
-  const int64_t huge_before = AnonHugePageBytes();
-  IntQwen3 model(artifact->weights(), *backend);
-  const double load_s = Seconds(t_load);
-  const int64_t weights_in_huge_pages =
-      huge_before >= 0 && AnonHugePageBytes() >= 0 ? AnonHugePageBytes() - huge_before : -1;
-
-  const int64_t weight_bytes = WeightBytesPerToken(c);
-  double bandwidth = GBps(bw_huge);                                       // GB/s
-  double roofline = bandwidth * 1e9 / static_cast<double>(weight_bytes);  // tokens/s
-
   nlohmann::json doc;
   doc["tool_version"] = build::kToolVersion;
   doc["spec"] = build::kSpecVersion;
   doc["device"] = device;
   doc["fingerprint"] = fingerprint;
-  doc["model"] = {{"source", source}, {"sha256", artifact->sha256()}};
-  doc["backend"] = o.backend;
-  doc["threads"] = backend->NumThreads();
-  if (cpu) {
-    doc["isa"] = std::string(CpuIsaName(cpu->isa()));
-    doc["packed_weight_bytes"] = cpu->packed_weight_bytes();
-  }
+  const auto t_load = Clock::now();
+  const int64_t huge_before = AnonHugePageBytes();
+  BenchModel bm = o.engine == "float" ? LoadFloatModel(o, doc) : LoadIntModel(o, doc);
+  const double load_s = Seconds(t_load);
+  const int64_t weights_in_huge_pages =
+      huge_before >= 0 && AnonHugePageBytes() >= 0 ? AnonHugePageBytes() - huge_before : -1;
+
+  const int64_t weight_bytes = bm.weight_bytes_per_token;
+  double bandwidth = GBps(bw_huge);                                       // GB/s
+  double roofline = bandwidth * 1e9 / static_cast<double>(weight_bytes);  // tokens/s
+
   doc["transparent_hugepage"] = HugePageMode();
   doc["weights_in_huge_pages_bytes"] = weights_in_huge_pages;
   doc["load_s"] = load_s;
@@ -247,18 +337,19 @@ void RunBench(const BenchOptions& o, CommandContext& ctx) {
                      {"decode_b1_tokens_per_s", roofline}};
 
   if (!o.json) {
-    std::printf("detverify bench: %s backend", o.backend.c_str());
-    if (cpu) std::printf(" (%s)", std::string(CpuIsaName(cpu->isa())).c_str());
-    std::printf(", %d threads\n", backend->NumThreads());
+    std::printf("detverify bench: %s\n", bm.what.c_str());
     std::printf("machine       %s, %lld CPUs, %.1f GiB, transparent huge pages: %s\n",
                 device.c_str(), static_cast<long long>(fingerprint.value("logical_cores", 0)),
                 static_cast<double>(fingerprint.value("memory_bytes", int64_t{0})) / (1 << 30),
                 HugePageMode());
-    std::printf("model         %s (sha256 %.16s), loaded and packed in %.2f s\n", source.c_str(),
-                artifact->sha256().c_str(), load_s);
-    if (cpu) {
-      std::printf("weights       %.1f MB re-laid-out, %.1f MB of them in huge pages\n",
-                  static_cast<double>(cpu->packed_weight_bytes()) / 1e6,
+    std::printf("model         %s (sha256 %.16s), loaded and %s in %.2f s\n",
+                doc["model"]["source"].get<std::string>().c_str(),
+                doc["model"]["sha256"].get<std::string>().c_str(),
+                o.engine == "float" ? "widened" : "packed", load_s);
+    if (doc.contains("packed_weight_bytes")) {
+      std::printf("weights       %.1f MB %s, %.1f MB of them in huge pages\n",
+                  static_cast<double>(doc["packed_weight_bytes"].get<int64_t>()) / 1e6,
+                  o.engine == "float" ? "of fp32 matrices" : "re-laid-out",
                   static_cast<double>(weights_in_huge_pages) / 1e6);
     }
     std::printf("bandwidth     %.1f GB/s read (huge pages, %d threads); %.1f GB/s on 4 KiB pages\n",
@@ -268,10 +359,10 @@ void RunBench(const BenchOptions& o, CommandContext& ctx) {
 
   uint64_t seed = 1;
   for (int64_t tokens : prefill) {
-    if (tokens > c.max_pos)
+    if (tokens > bm.max_pos)
       throw UsageError("--prefill " + std::to_string(tokens) + " exceeds max_pos");
     std::vector<double> runs;
-    for (int r = 0; r < o.repeats; ++r) runs.push_back(PrefillSeconds(model, tokens, seed++));
+    for (int r = 0; r < o.repeats; ++r) runs.push_back(bm.prefill(tokens, seed++));
     const double median = Median(runs), best = *std::min_element(runs.begin(), runs.end());
     const double tps = static_cast<double>(tokens) / median;
     doc["prefill"].push_back({{"tokens", tokens},
@@ -291,7 +382,7 @@ void RunBench(const BenchOptions& o, CommandContext& ctx) {
   double paired_fraction = 0.0;   // median over b1 runs of tokens/s / roofline-at-that-moment
   int64_t engine_peak = 0;        // peak RSS outside the probes (they reset the peak)
   for (int64_t batch : batches) {
-    if (o.context + o.decode_steps > c.max_pos)
+    if (o.context + o.decode_steps > bm.max_pos)
       throw UsageError("--context + --decode-steps exceeds max_pos");
     std::vector<double> runs;
     std::vector<double> paired;  // batch 1: fraction of the roofline at the probe just before
@@ -304,7 +395,7 @@ void RunBench(const BenchOptions& o, CommandContext& ctx) {
         bw_now = GBps(s);
         if (bw_now > best_probe) best_probe = bw_now;
       }
-      runs.push_back(DecodeSeconds(model, batch, o.context, o.decode_steps, seed++));
+      runs.push_back(bm.decode(batch, o.context, o.decode_steps, seed++));
       if (batch == 1 && bw_now > 0) {
         const double tps_run = static_cast<double>(o.decode_steps) / runs.back();
         paired.push_back(tps_run * static_cast<double>(weight_bytes) / (bw_now * 1e9));
@@ -375,7 +466,13 @@ void SetupBenchCommand(CLI::App& app, CommandContext& ctx) {
   CLI::App* cmd = app.add_subcommand(
       "bench", "prefill/decode throughput, memory bandwidth and the decode roofline");
   opt->model.AddTo(cmd);
-  cmd->add_option("--backend", opt->backend, "cpu | reference")->capture_default_str();
+  cmd->add_option("--engine", opt->engine,
+                  "int8 (the integer engine) | float (fp32/bf16 through OpenBLAS; --hf DIR or "
+                  "--preset)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"int8", "float"}));
+  cmd->add_option("--dtype", opt->dtype, "float engine precision: fp32 (default) | bf16");
+  cmd->add_option("--backend", opt->backend, "cpu | reference (int8 engine)")->capture_default_str();
   cmd->add_option("--threads", opt->threads, "threads (0: every CPU)")
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--isa", opt->isa,

@@ -87,6 +87,29 @@ TEST(BenchCli, ForcedIsaLevelIsReported) {
 }
 
 // Each rejected option: exit 2, one line on stderr naming the problem, nothing measured.
+TEST(BenchCli, FloatEngineReport) {
+  for (const char* dtype : {"fp32", "bf16"}) {
+    const auto r = Detverify(
+        Quick({{"--engine", "float"}, {"--dtype", dtype}, {"--threads", "1"}, {"--json", ""}}));
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j.at("engine"), "float");
+    EXPECT_EQ(j.at("dtype"), dtype);
+    EXPECT_EQ(j.at("threads"), 1);
+    EXPECT_NE(j.at("blas").get<std::string>().find("OpenBLAS"), std::string::npos);
+    EXPECT_EQ(j.at("model").at("source"), "synthetic-hf:qwen3-tiny seed=0");
+    ASSERT_EQ(j.at("prefill").size(), 2u);
+    ASSERT_EQ(j.at("decode").size(), 2u);
+    for (const auto& d : j.at("decode")) EXPECT_GT(d.at("tokens_per_s").get<double>(), 0);
+    // fp32 weights: 4 bytes per parameter are read per decoded token.
+    EXPECT_EQ(j.at("roofline").at("weight_bytes_per_token"), j.at("packed_weight_bytes"));
+    EXPECT_GT(j.at("peak_rss_bytes").get<int64_t>(), 0);
+  }
+  const auto t = Detverify(Quick({{"--engine", "float"}}));
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("detverify bench: float engine fp32, OpenBLAS"), std::string::npos) << t.out;
+}
+
 TEST(BenchCli, BadOptionsAreOneLineErrors) {
   const std::vector<std::pair<std::pair<std::string, std::string>, std::string>> cases = {
       {{"--isa", "foo"}, "unknown cpu ISA level 'foo'"},
@@ -97,6 +120,8 @@ TEST(BenchCli, BadOptionsAreOneLineErrors) {
       {{"--bandwidth-mib", "16"}, "--bandwidth-mib must be at least 256"},
       {{"--threads", "-3"}, "--threads: Value -3 not in range 0 to 1024"},
       {{"--repeats", "x"}, "--repeats"},
+      {{"--dtype", "bf16"}, "--dtype applies to --engine float"},
+      {{"--engine", "fp16"}, "--engine: fp16 not in {int8,float}"},
   };
   for (const auto& [option, needle] : cases) {
     const auto r = Detverify(Quick({option}));
@@ -105,6 +130,22 @@ TEST(BenchCli, BadOptionsAreOneLineErrors) {
     EXPECT_EQ(r.err.rfind("detverify: ", 0), 0u) << r.err;
     EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
     EXPECT_EQ(r.out.find("prefill"), std::string::npos) << r.out;
+  }
+}
+
+TEST(BenchCli, FloatEngineBadOptions) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--engine", "float", "--backend", "reference"}, "the float engine runs on the cpu"},
+      {{"--engine", "float", "--isa", "avx2"}, "--isa applies to the int8 engine"},
+      {{"--engine", "float", "--dtype", "int4"}, "float dtype must be fp32 or bf16"},
+  };
+  for (const auto& [extra, needle] : cases) {
+    auto args = Quick({});
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = Detverify(args);
+    EXPECT_EQ(r.code, 2) << needle << ": " << r.err;
+    EXPECT_EQ(LineCount(r.err), 1u) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
   }
 }
 
