@@ -36,6 +36,12 @@ bool FinishStep(const IntQwen3& model, RowState& s) noexcept {
 
 }  // namespace
 
+size_t PromptChunk(size_t prompt_size, size_t fed, int64_t split) {
+  const size_t remaining = prompt_size - fed;
+  if (split <= 0) return remaining;
+  return fed == 0 ? std::min(remaining, static_cast<size_t>(split)) : 1;
+}
+
 std::vector<RowResult> GenerateGreedy(IntQwen3& model,
                                       const std::vector<std::vector<int32_t>>& prompts,
                                       const GenerationOptions& options,
@@ -80,11 +86,7 @@ std::vector<RowResult> GenerateGreedy(IntQwen3& model,
       fr.cache = s.cache.get();
       fr.last_logits = s.logits.data();
       if (s.fed < prompts[r].size()) {
-        const size_t remaining = prompts[r].size() - s.fed;
-        size_t n = remaining;
-        if (options.split > 0) {
-          n = s.fed == 0 ? std::min(remaining, static_cast<size_t>(options.split)) : 1;
-        }
+        const size_t n = PromptChunk(prompts[r].size(), s.fed, options.split);
         fr.ids = prompts[r].data() + s.fed;
         fr.n_tokens = static_cast<int64_t>(n);
         s.fed += n;

@@ -36,6 +36,10 @@ using StepCallback = std::function<void(size_t row, int64_t step, int64_t steps)
 using LogitsCallback =
     std::function<void(size_t row, int64_t step, std::span<const int32_t> logits)>;
 
+// How many prompt tokens a row feeds in its next forward call, `fed` of them fed already: the
+// whole rest, or with split P > 0 first P tokens, then one at a time.
+size_t PromptChunk(size_t prompt_size, size_t fed, int64_t split);
+
 // Runs every row to max_new steps. Throws std::invalid_argument on an empty prompt or a
 // capacity/position beyond the model's limits.
 std::vector<RowResult> GenerateGreedy(IntQwen3& model,

@@ -57,11 +57,7 @@ std::vector<RowResult> GenerateGreedyFloat(FloatQwen3& model,
       fr.cache = s.cache.get();
       fr.last_logits = s.logits.data();
       if (s.fed < prompts[r].size()) {
-        const size_t remaining = prompts[r].size() - s.fed;
-        size_t n = remaining;
-        if (options.split > 0) {
-          n = s.fed == 0 ? std::min(remaining, static_cast<size_t>(options.split)) : 1;
-        }
+        const size_t n = PromptChunk(prompts[r].size(), s.fed, options.split);
         fr.ids = prompts[r].data() + s.fed;
         fr.n_tokens = static_cast<int64_t>(n);
         s.fed += n;
