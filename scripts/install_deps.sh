@@ -19,7 +19,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libyaml-cpp-dev libsqlite3-dev sqlite3 libssl-dev
   libboost-dev libboost-filesystem-dev libcli11-dev nlohmann-json3-dev
-  libicu-dev liblzma-dev
+  libicu-dev liblzma-dev libopenblas-dev
   clang-format
 )
 with_cross=0
