@@ -9,18 +9,24 @@
 #include <string>
 #include <vector>
 
-#include "engine/model_weights.h"
-
 namespace dv {
 
 enum class ModelFamily { kQwen3, kLlama };
 
 const char* ModelFamilyName(ModelFamily family);  // "qwen3", "llama"
 
-// The shape (n_layers, hidden, heads, head_dim, intermediate, vocab, max_pos = the config's
-// max_position_embeddings) is the integer engine's ModelConfig, so prepare maps one onto the other.
-struct FloatModelConfig : ModelConfig {
+// The shape fields have the names and meaning of the integer engine's ModelConfig (max_pos is
+// max_position_embeddings), so prepare maps one onto the other field by field.
+struct FloatModelConfig {
   ModelFamily family = ModelFamily::kQwen3;
+  int64_t n_layers = 0;
+  int64_t hidden = 0;        // H
+  int64_t n_q_heads = 0;     // Q
+  int64_t n_kv_heads = 0;    // KV
+  int64_t head_dim = 0;      // d
+  int64_t intermediate = 0;  // I
+  int64_t vocab = 0;         // V
+  int64_t max_pos = 0;       // max_position_embeddings
   double rope_theta = 1e6;   // RoPE base; HF rotate-half layout, no scaling
   double rms_norm_eps = 1e-6;
   bool qk_norm = true;             // per-head RMSNorm of q and k before RoPE (Qwen3)
@@ -31,6 +37,7 @@ struct FloatModelConfig : ModelConfig {
   std::vector<int64_t> eos_token_ids;  // config.json allows one id or a list
   std::string storage_dtype;           // config's torch_dtype/dtype ("bfloat16"), informational
 
+  int64_t group() const { return n_q_heads / n_kv_heads; }
   int64_t q_dim() const { return n_q_heads * head_dim; }
   int64_t kv_dim() const { return n_kv_heads * head_dim; }
 };

@@ -11,7 +11,6 @@
 #include "checkpoint/hf_config.h"
 #include "checkpoint/hf_layout.h"
 #include "engine/atomic_file.h"
-#include "engine/intmath.h"
 #include "engine/model_source.h"
 #include "engine/prng.h"
 #include "engine/synth.h"
@@ -78,9 +77,11 @@ std::vector<int64_t> DistinctIndices(SplitMix64& rng, int64_t n, int64_t count) 
   return {picked.begin(), picked.end()};
 }
 
-// Per-tensor weight shift: u * 2^-(15 + k) has std ~ 1/sqrt(fan_in) (0.58 / 2^k).
+// Per-tensor weight shift: u * 2^-(15 + k) has std ~ 1/sqrt(fan_in) (0.58 / 2^k), with
+// k = floor(log2(sqrt(fan_in / 2))) = floor(floor(log2(fan_in / 2)) / 2).
 int LinearShift(int64_t fan_in) {
-  return kUnitShift + static_cast<int>(Ilog2Floor(std::max<int64_t>(1, Isqrt(fan_in / 2))));
+  const auto half = static_cast<uint64_t>(std::max<int64_t>(1, fan_in / 2));
+  return kUnitShift + (static_cast<int>(std::bit_width(half)) - 1) / 2;
 }
 
 class TensorMaker {

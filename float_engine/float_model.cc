@@ -1,5 +1,7 @@
 #include "float_engine/float_model.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -74,23 +76,84 @@ void FloatQwen3::RoundSpan(float* v, int64_t n) const {
   for (int64_t i = 0; i < n; ++i) v[i] = RoundToBf16(v[i]);
 }
 
+namespace {
+
+constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kSliceAlign = 64;
+
+size_t AlignUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+// Bytes of every tensor the engine widens (FloatQwen3's constructor takes them in this order).
+size_t WeightBytes(const FloatWeights& w) {
+  size_t bytes = 0;
+  auto add = [&](const FloatTensor& t) {
+    bytes += AlignUp(static_cast<size_t>(t.numel()) * sizeof(float), kSliceAlign);
+  };
+  auto add_opt = [&](const std::optional<FloatTensor>& t) {
+    if (t) add(*t);
+  };
+  for (const FloatLayerWeights& l : w.layers) {
+    for (const FloatTensor* t : {&l.input_norm, &l.q, &l.k, &l.v, &l.o, &l.post_norm, &l.gate,
+                                 &l.up, &l.down}) {
+      add(*t);
+    }
+    for (const auto* t : {&l.q_bias, &l.k_bias, &l.v_bias, &l.o_bias, &l.q_norm, &l.k_norm,
+                          &l.gate_bias, &l.up_bias, &l.down_bias}) {
+      add_opt(*t);
+    }
+  }
+  add(w.final_norm);
+  add(w.lm_head);
+  return bytes;  // stacked tensors take one slice, never more than their separate slices
+}
+
+}  // namespace
+
+FloatQwen3::WeightMemory::WeightMemory(size_t bytes) {
+  // Over-map by one huge page to align the start, then give the slack back.
+  const size_t size = AlignUp(std::max<size_t>(bytes, 1), kHugePage);
+  void* p = ::mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  auto* raw = static_cast<uint8_t*>(p);
+  auto* aligned = reinterpret_cast<uint8_t*>(AlignUp(reinterpret_cast<uintptr_t>(raw), kHugePage));
+  if (aligned > raw) ::munmap(raw, static_cast<size_t>(aligned - raw));
+  const size_t tail = static_cast<size_t>(raw + size + kHugePage - (aligned + size));
+  if (tail > 0) ::munmap(aligned + size, tail);
+  ::madvise(aligned, size, MADV_HUGEPAGE);  // advice: the kernel's THP policy decides
+  base_ = aligned;
+  mapped_ = size;
+}
+
+FloatQwen3::WeightMemory::~WeightMemory() {
+  if (base_) ::munmap(base_, mapped_);
+}
+
+float* FloatQwen3::WeightMemory::Take(int64_t floats) {
+  const size_t bytes = AlignUp(static_cast<size_t>(floats) * sizeof(float), kSliceAlign);
+  if (used_ + bytes > mapped_) throw std::logic_error("float engine: weight memory undersized");
+  float* out = reinterpret_cast<float*>(base_ + used_);
+  used_ += bytes;
+  return out;
+}
+
 FloatQwen3::FloatQwen3(const FloatCheckpoint& checkpoint, const FloatEngineOptions& options)
     : checkpoint_(checkpoint),
       config_(checkpoint.config()),
       options_(options),
-      arena_(/*huge_pages=*/true),
       scratch_(std::make_unique<Scratch>()) {
   if (const std::string why = CheckFloatModelConfig(config_); !why.empty()) {
     throw std::invalid_argument("float engine: " + why);
   }
   SetBlasThreads(options.threads);
   const FloatModelConfig& c = config_;
-  // The one copy: each tensor widened into the arena (bf16 mode: rounded to bf16), its mapped
-  // pages released once copied.
+  weights_ = std::make_unique<WeightMemory>(WeightBytes(checkpoint.weights()));
+  // The one copy: each tensor widened into the weight memory (bf16 mode: rounded to bf16), its
+  // mapped pages released once copied.
   auto widen = [&](std::initializer_list<const FloatTensor*> parts) -> const float* {
     int64_t n = 0;
     for (const FloatTensor* t : parts) n += t->numel();
-    auto* out = reinterpret_cast<float*>(arena_.Allocate(n * static_cast<int64_t>(sizeof(float))));
+    float* out = weights_->Take(n);
     int64_t at = 0;
     for (const FloatTensor* t : parts) {
       DecodeFloat32(*t, 0, {out + at, static_cast<size_t>(t->numel())});
@@ -132,7 +195,7 @@ FloatQwen3::FloatQwen3(const FloatCheckpoint& checkpoint, const FloatEngineOptio
 
 FloatQwen3::~FloatQwen3() = default;
 
-int64_t FloatQwen3::weight_bytes() const { return arena_.allocated_bytes(); }
+int64_t FloatQwen3::weight_bytes() const { return static_cast<int64_t>(weights_->used()); }
 
 void FloatQwen3::Embed(int32_t id, float* out) const {
   const int64_t H = config_.hidden;

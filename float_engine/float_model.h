@@ -27,7 +27,6 @@
 #include <vector>
 
 #include "checkpoint/float_checkpoint.h"
-#include "engine/backends/cpu_weight_arena.h"
 
 namespace dv {
 
@@ -105,10 +104,27 @@ class FloatQwen3 {
   float R(float v) const;  // the activation rounding of this dtype (identity for fp32)
   void RoundSpan(float* v, int64_t n) const;
 
+  // The fp32 weights: one anonymous mapping, 2 MiB-aligned and advised MADV_HUGEPAGE (a decode
+  // step streams all of it; huge pages keep the walk to few TLB entries), handed out in the
+  // order a forward pass reads the matrices.
+  class WeightMemory {
+   public:
+    explicit WeightMemory(size_t bytes);
+    ~WeightMemory();
+    WeightMemory(const WeightMemory&) = delete;
+    WeightMemory& operator=(const WeightMemory&) = delete;
+    float* Take(int64_t floats);  // 64-byte aligned slices
+    size_t used() const { return used_; }
+
+   private:
+    uint8_t* base_ = nullptr;
+    size_t mapped_ = 0, used_ = 0;
+  };
+
   const FloatCheckpoint& checkpoint_;
   FloatModelConfig config_;
   FloatEngineOptions options_;
-  CpuWeightArena arena_;
+  std::unique_ptr<WeightMemory> weights_;
   std::vector<Layer> layers_;
   const float* final_norm_ = nullptr;
   const float* head_ = nullptr;  // [V, H]
