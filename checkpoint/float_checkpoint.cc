@@ -30,8 +30,8 @@ const std::string& FloatCheckpoint::ContentSha256() const {
   std::string listing;
   for (const std::string& f : files) {
     const size_t slash = f.find_last_of('/');
-    listing += Sha256FileHex(f) + "  " + (slash == std::string::npos ? f : f.substr(slash + 1)) +
-               "\n";
+    listing +=
+        Sha256FileHex(f) + "  " + (slash == std::string::npos ? f : f.substr(slash + 1)) + "\n";
   }
   sha256_ = Sha256Hex({reinterpret_cast<const uint8_t*>(listing.data()), listing.size()});
   return sha256_;

@@ -12,11 +12,14 @@ const char* ModelFamilyName(ModelFamily family) {
 std::string CheckFloatModelConfig(const FloatModelConfig& c) {
   constexpr int64_t kMaxDim = int64_t{1} << 24;    // per dimension
   constexpr int64_t kMaxElems = int64_t{1} << 31;  // per tensor (BLAS indices are 32-bit)
-  const std::pair<const char*, int64_t> dims[] = {
-      {"num_hidden_layers", c.n_layers}, {"hidden_size", c.hidden},
-      {"num_attention_heads", c.n_q_heads}, {"num_key_value_heads", c.n_kv_heads},
-      {"head_dim", c.head_dim}, {"intermediate_size", c.intermediate},
-      {"vocab_size", c.vocab}, {"max_position_embeddings", c.max_pos}};
+  const std::pair<const char*, int64_t> dims[] = {{"num_hidden_layers", c.n_layers},
+                                                  {"hidden_size", c.hidden},
+                                                  {"num_attention_heads", c.n_q_heads},
+                                                  {"num_key_value_heads", c.n_kv_heads},
+                                                  {"head_dim", c.head_dim},
+                                                  {"intermediate_size", c.intermediate},
+                                                  {"vocab_size", c.vocab},
+                                                  {"max_position_embeddings", c.max_pos}};
   for (const auto& [name, v] : dims) {
     if (v < 1 || v > kMaxDim) {
       return std::string(name) + " " + std::to_string(v) + " is outside [1, 2^24]";

@@ -29,10 +29,10 @@ struct FloatModelConfig {
   int64_t max_pos = 0;       // max_position_embeddings
   double rope_theta = 1e6;   // RoPE base; HF rotate-half layout, no scaling
   double rms_norm_eps = 1e-6;
-  bool qk_norm = true;             // per-head RMSNorm of q and k before RoPE (Qwen3)
+  bool qk_norm = true;               // per-head RMSNorm of q and k before RoPE (Qwen3)
   bool tie_word_embeddings = false;  // the LM head is the embedding matrix
-  bool attention_bias = false;     // q/k/v/o projections carry biases
-  bool mlp_bias = false;           // gate/up/down projections carry biases (Llama option)
+  bool attention_bias = false;       // q/k/v/o projections carry biases
+  bool mlp_bias = false;             // gate/up/down projections carry biases (Llama option)
   std::optional<int64_t> bos_token_id;
   std::vector<int64_t> eos_token_ids;  // config.json allows one id or a list
   std::string storage_dtype;           // config's torch_dtype/dtype ("bfloat16"), informational

@@ -16,8 +16,8 @@
 namespace dv {
 
 struct FloatTensor {
-  std::string name;  // as stored (e.g. "model.layers.0.self_attn.q_proj.weight")
-  std::string file;  // where it is stored, for errors
+  std::string name;             // as stored (e.g. "model.layers.0.self_attn.q_proj.weight")
+  std::string file;             // where it is stored, for errors
   DType dtype = DType::kOther;  // kBF16, kF16 or kF32
   std::vector<int64_t> shape;
   std::span<const uint8_t> bytes;  // numel() * DTypeSize(dtype) bytes
@@ -33,15 +33,15 @@ std::vector<float> ReadFloat32(const FloatTensor& t);
 std::vector<double> ReadFloat64(const FloatTensor& t);
 
 struct FloatLayerWeights {
-  FloatTensor input_norm;            // [H] RMSNorm gamma before attention
-  FloatTensor q, k, v;               // [Q*d, H], [KV*d, H], [KV*d, H]
-  FloatTensor o;                     // [H, Q*d]
+  FloatTensor input_norm;                     // [H] RMSNorm gamma before attention
+  FloatTensor q, k, v;                        // [Q*d, H], [KV*d, H], [KV*d, H]
+  FloatTensor o;                              // [H, Q*d]
   std::optional<FloatTensor> q_norm, k_norm;  // [d] per-head RMSNorm gammas (QK-Norm models)
   std::optional<FloatTensor> q_bias, k_bias, v_bias, o_bias;  // attention_bias models
-  FloatTensor post_norm;             // [H] RMSNorm gamma before the MLP
-  FloatTensor gate, up;              // [I, H]
-  FloatTensor down;                  // [H, I]
-  std::optional<FloatTensor> gate_bias, up_bias, down_bias;  // mlp_bias models
+  FloatTensor post_norm;                                      // [H] RMSNorm gamma before the MLP
+  FloatTensor gate, up;                                       // [I, H]
+  FloatTensor down;                                           // [H, I]
+  std::optional<FloatTensor> gate_bias, up_bias, down_bias;   // mlp_bias models
 };
 
 struct FloatWeights {

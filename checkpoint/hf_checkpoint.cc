@@ -41,8 +41,8 @@ bool IsFloatDType(DType d) { return d == DType::kBF16 || d == DType::kF16 || d =
 
 bool IsIgnoredBuffer(const std::string& name) {
   const std::string suffix = ".rotary_emb.inv_freq";
-  return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(),
-                                                      suffix) == 0;
+  return name.size() >= suffix.size() &&
+         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 struct Located {
@@ -63,7 +63,8 @@ std::map<std::string, std::string> ReadIndex(const std::string& index_path) {
   }
   std::map<std::string, std::string> weight_map;
   for (const auto& [name, file] : index["weight_map"].items()) {
-    if (!file.is_string()) Fail(index_path, "weight_map entry of '" + name + "' is not a file name");
+    if (!file.is_string())
+      Fail(index_path, "weight_map entry of '" + name + "' is not a file name");
     const std::string f = file.get<std::string>();
     if (f.empty() || f.find('/') != std::string::npos || f.front() == '.' ||
         f.find('\0') != std::string::npos) {
@@ -120,16 +121,16 @@ std::unique_ptr<FloatCheckpoint> OpenHfCheckpoint(const std::string& dir) {
         const auto it = weight_map.find(name);
         if (it == weight_map.end()) Fail(path, "tensor '" + name + "' is not in " + kIndexFile);
         if (dir + "/" + it->second != path) {
-          Fail(path, "tensor '" + name + "' belongs to " + it->second + " according to " +
-                         kIndexFile);
+          Fail(path,
+               "tensor '" + name + "' belongs to " + it->second + " according to " + kIndexFile);
         }
       }
       tensors.emplace(name, Located{std::move(view), path});
     }
   }
   for (const auto& [name, shard] : weight_map) {
-    if (!tensors.count(name)) Fail(dir + "/" + shard, "missing tensor '" + name + "' (listed in " +
-                                                          kIndexFile + ")");
+    if (!tensors.count(name))
+      Fail(dir + "/" + shard, "missing tensor '" + name + "' (listed in " + kIndexFile + ")");
   }
 
   auto check = [&](const std::string& name, const Located& t, const std::vector<int64_t>& shape) {
@@ -138,18 +139,18 @@ std::unique_ptr<FloatCheckpoint> OpenHfCheckpoint(const std::string& dir) {
                        "; a float checkpoint holds BF16, F16 or F32");
     }
     if (t.view.shape != shape) {
-      Fail(t.file, "tensor '" + name + "' has shape " + Shape(t.view.shape) + ", config.json needs " +
-                       Shape(shape));
+      Fail(t.file, "tensor '" + name + "' has shape " + Shape(t.view.shape) +
+                       ", config.json needs " + Shape(shape));
     }
   };
   std::set<std::string> used;
   for (const HfTensorSpec& spec : HfTensorLayout(c)) {
     const auto it = tensors.find(spec.name);
     if (it == tensors.end()) {
-      const std::string where = weight_map.count(spec.name) ? dir + "/" + weight_map[spec.name]
-                                                            : missing_file;
-      Fail(where, "missing tensor '" + spec.name + "' (config.json: " +
-                      std::to_string(c.n_layers) + " layers, " + ModelFamilyName(c.family) + ")");
+      const std::string where =
+          weight_map.count(spec.name) ? dir + "/" + weight_map[spec.name] : missing_file;
+      Fail(where, "missing tensor '" + spec.name + "' (config.json: " + std::to_string(c.n_layers) +
+                      " layers, " + ModelFamilyName(c.family) + ")");
     }
     check(spec.name, it->second, spec.shape);
     FloatTensor& slot = HfTensorSlot(w, spec);
@@ -174,9 +175,8 @@ std::unique_ptr<FloatCheckpoint> OpenHfCheckpoint(const std::string& dir) {
     Fail(t.file, "unexpected tensor '" + name + "' (not part of a " +
                      std::string(ModelFamilyName(c.family)) + " model with this config.json)");
   }
-  auto ckpt = std::make_unique<FloatCheckpoint>(dir, std::move(w), std::move(maps),
-                                                std::vector<std::vector<uint8_t>>{},
-                                                std::move(files));
+  auto ckpt = std::make_unique<FloatCheckpoint>(
+      dir, std::move(w), std::move(maps), std::vector<std::vector<uint8_t>>{}, std::move(files));
   ckpt->set_ignored_lm_head(ignored_head);
   return ckpt;
 }

@@ -16,7 +16,9 @@ class ConfigReader {
  public:
   ConfigReader(const json& j, const std::string& path) : j_(j), path_(path) {}
 
-  [[noreturn]] void Fail(const std::string& what) const { throw ArtifactError(path_ + ": " + what); }
+  [[noreturn]] void Fail(const std::string& what) const {
+    throw ArtifactError(path_ + ": " + what);
+  }
 
   const json* Find(const char* key) const {
     const auto it = j_.find(key);

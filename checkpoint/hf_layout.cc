@@ -46,32 +46,55 @@ std::vector<HfTensorSpec> HfTensorLayout(const FloatModelConfig& c) {
 FloatTensor& HfTensorSlot(FloatWeights& w, const HfTensorSpec& s) {
   auto engage = [](std::optional<FloatTensor>& o) -> FloatTensor& { return o.emplace(); };
   switch (s.role) {
-    case HfTensorRole::kEmbed: return w.embed;
-    case HfTensorRole::kFinalNorm: return w.final_norm;
-    case HfTensorRole::kLmHead: return w.lm_head;
-    default: break;
+    case HfTensorRole::kEmbed:
+      return w.embed;
+    case HfTensorRole::kFinalNorm:
+      return w.final_norm;
+    case HfTensorRole::kLmHead:
+      return w.lm_head;
+    default:
+      break;
   }
   FloatLayerWeights& l = w.layers.at(static_cast<size_t>(s.layer));
   switch (s.role) {
-    case HfTensorRole::kInputNorm: return l.input_norm;
-    case HfTensorRole::kQ: return l.q;
-    case HfTensorRole::kK: return l.k;
-    case HfTensorRole::kV: return l.v;
-    case HfTensorRole::kO: return l.o;
-    case HfTensorRole::kQBias: return engage(l.q_bias);
-    case HfTensorRole::kKBias: return engage(l.k_bias);
-    case HfTensorRole::kVBias: return engage(l.v_bias);
-    case HfTensorRole::kOBias: return engage(l.o_bias);
-    case HfTensorRole::kQNorm: return engage(l.q_norm);
-    case HfTensorRole::kKNorm: return engage(l.k_norm);
-    case HfTensorRole::kPostNorm: return l.post_norm;
-    case HfTensorRole::kGate: return l.gate;
-    case HfTensorRole::kUp: return l.up;
-    case HfTensorRole::kDown: return l.down;
-    case HfTensorRole::kGateBias: return engage(l.gate_bias);
-    case HfTensorRole::kUpBias: return engage(l.up_bias);
-    case HfTensorRole::kDownBias: return engage(l.down_bias);
-    default: break;
+    case HfTensorRole::kInputNorm:
+      return l.input_norm;
+    case HfTensorRole::kQ:
+      return l.q;
+    case HfTensorRole::kK:
+      return l.k;
+    case HfTensorRole::kV:
+      return l.v;
+    case HfTensorRole::kO:
+      return l.o;
+    case HfTensorRole::kQBias:
+      return engage(l.q_bias);
+    case HfTensorRole::kKBias:
+      return engage(l.k_bias);
+    case HfTensorRole::kVBias:
+      return engage(l.v_bias);
+    case HfTensorRole::kOBias:
+      return engage(l.o_bias);
+    case HfTensorRole::kQNorm:
+      return engage(l.q_norm);
+    case HfTensorRole::kKNorm:
+      return engage(l.k_norm);
+    case HfTensorRole::kPostNorm:
+      return l.post_norm;
+    case HfTensorRole::kGate:
+      return l.gate;
+    case HfTensorRole::kUp:
+      return l.up;
+    case HfTensorRole::kDown:
+      return l.down;
+    case HfTensorRole::kGateBias:
+      return engage(l.gate_bias);
+    case HfTensorRole::kUpBias:
+      return engage(l.up_bias);
+    case HfTensorRole::kDownBias:
+      return engage(l.down_bias);
+    default:
+      break;
   }
   throw std::logic_error("HfTensorSlot: unhandled tensor role");
 }

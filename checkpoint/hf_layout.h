@@ -14,9 +14,27 @@
 namespace dv {
 
 enum class HfTensorRole {
-  kEmbed, kFinalNorm, kLmHead,
-  kInputNorm, kQ, kK, kV, kO, kQBias, kKBias, kVBias, kOBias, kQNorm, kKNorm,
-  kPostNorm, kGate, kUp, kDown, kGateBias, kUpBias, kDownBias,
+  kEmbed,
+  kFinalNorm,
+  kLmHead,
+  kInputNorm,
+  kQ,
+  kK,
+  kV,
+  kO,
+  kQBias,
+  kKBias,
+  kVBias,
+  kOBias,
+  kQNorm,
+  kKNorm,
+  kPostNorm,
+  kGate,
+  kUp,
+  kDown,
+  kGateBias,
+  kUpBias,
+  kDownBias,
 };
 
 struct HfTensorSpec {

@@ -20,13 +20,14 @@ namespace {
 
 // Uniform integers in [-kSpan, kSpan]; value = u * 2^-shift.
 constexpr int64_t kSpan = 32767;
-constexpr int kUnitShift = 15;     // u * 2^-15: uniform on (-1, 1), std 0.58
-constexpr int kGammaShift = 12;    // gamma mantissas: g * 2^-12
+constexpr int kUnitShift = 15;      // u * 2^-15: uniform on (-1, 1), std 0.58
+constexpr int kGammaShift = 12;     // gamma mantissas: g * 2^-12
 constexpr int64_t kOutlierLo = 10;  // outlier factors, inclusive
 constexpr int64_t kOutlierHi = 30;
 
 FloatModelConfig Qwen3Shape(int64_t layers, int64_t hidden, int64_t q_heads, int64_t kv_heads,
-                            int64_t head_dim, int64_t intermediate, int64_t vocab, int64_t max_pos) {
+                            int64_t head_dim, int64_t intermediate, int64_t vocab,
+                            int64_t max_pos) {
   FloatModelConfig c;
   c.family = ModelFamily::kQwen3;
   c.n_layers = layers;
@@ -219,7 +220,8 @@ void WriteHfSynthCheckpoint(const HfSynthPreset& preset, uint64_t seed, const st
   for (const auto& [name, s] : specs) {
     uint64_t bytes = 2;
     for (int64_t d : s.shape) bytes *= static_cast<uint64_t>(d);
-    header[name] = {{"dtype", "BF16"}, {"shape", s.shape}, {"data_offsets", {offset, offset + bytes}}};
+    header[name] = {
+        {"dtype", "BF16"}, {"shape", s.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string text = header.dump();

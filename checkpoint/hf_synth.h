@@ -41,8 +41,8 @@ std::string HfSyntheticCacheDir(const std::string& preset, uint64_t seed);
 
 // Opens the synthetic checkpoint, writing it into the cache first when absent (on_synthesis is
 // told when that slow step starts).
-std::unique_ptr<FloatCheckpoint> OpenHfSynthetic(const std::string& preset, uint64_t seed,
-                                                 void (*on_synthesis)(const std::string& dir) =
-                                                     nullptr);
+std::unique_ptr<FloatCheckpoint> OpenHfSynthetic(
+    const std::string& preset, uint64_t seed,
+    void (*on_synthesis)(const std::string& dir) = nullptr);
 
 }  // namespace dv

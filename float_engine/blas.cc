@@ -14,8 +14,8 @@ void MatmulXWt(const float* x, int64_t ldx, int64_t m, int64_t k, const float* w
   if (m == 1) {
     cblas_sgemv(CblasRowMajor, CblasNoTrans, B(n), B(k), 1.0f, w, B(k), x, 1, 0.0f, y, 1);
   } else {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B(m), B(n), B(k), 1.0f, x, B(ldx), w,
-                B(k), 0.0f, y, B(ldy));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B(m), B(n), B(k), 1.0f, x, B(ldx), w, B(k),
+                0.0f, y, B(ldy));
   }
 }
 

@@ -11,7 +11,9 @@
 
 namespace dv {
 
-const char* FloatDTypeName(FloatDType dtype) { return dtype == FloatDType::kFp32 ? "fp32" : "bf16"; }
+const char* FloatDTypeName(FloatDType dtype) {
+  return dtype == FloatDType::kFp32 ? "fp32" : "bf16";
+}
 
 FloatDType ParseFloatDType(const std::string& name) {
   if (name == "fp32") return FloatDType::kFp32;
@@ -44,16 +46,16 @@ struct FloatQwen3::Layer {
 
 // Per-call buffers, grown to the largest call and reused (T = tokens of the call).
 struct FloatQwen3::Scratch {
-  std::vector<float> x;       // [T, H] residual stream
-  std::vector<float> h;       // [T, H] normalised
-  std::vector<float> qkv;     // [T, Q*d + 2*KV*d]
-  std::vector<float> attn;    // [T, Q*d]
-  std::vector<float> o;       // [T, H] o_proj / down_proj output
-  std::vector<float> gu;      // [T, 2I]
-  std::vector<float> act;     // [T, I]
-  std::vector<float> scores;  // [T_row, S] attention probabilities of one (row, head)
-  std::vector<float> sums;    // [T_row]
-  std::vector<float> cos, sin;  // [T, d]
+  std::vector<float> x;                  // [T, H] residual stream
+  std::vector<float> h;                  // [T, H] normalised
+  std::vector<float> qkv;                // [T, Q*d + 2*KV*d]
+  std::vector<float> attn;               // [T, Q*d]
+  std::vector<float> o;                  // [T, H] o_proj / down_proj output
+  std::vector<float> gu;                 // [T, 2I]
+  std::vector<float> act;                // [T, I]
+  std::vector<float> scores;             // [T_row, S] attention probabilities of one (row, head)
+  std::vector<float> sums;               // [T_row]
+  std::vector<float> cos, sin;           // [T, d]
   std::vector<float> head_in, head_out;  // [R, H], [R, V]
   std::vector<float*> head_dst;          // where each head output row goes
 };
@@ -93,8 +95,8 @@ size_t WeightBytes(const FloatWeights& w) {
     if (t) add(*t);
   };
   for (const FloatLayerWeights& l : w.layers) {
-    for (const FloatTensor* t : {&l.input_norm, &l.q, &l.k, &l.v, &l.o, &l.post_norm, &l.gate,
-                                 &l.up, &l.down}) {
+    for (const FloatTensor* t :
+         {&l.input_norm, &l.q, &l.k, &l.v, &l.o, &l.post_norm, &l.gate, &l.up, &l.down}) {
       add(*t);
     }
     for (const auto* t : {&l.q_bias, &l.k_bias, &l.v_bias, &l.o_bias, &l.q_norm, &l.k_norm,
@@ -112,8 +114,8 @@ size_t WeightBytes(const FloatWeights& w) {
 FloatQwen3::WeightMemory::WeightMemory(size_t bytes) {
   // Over-map by one huge page to align the start, then give the slack back.
   const size_t size = AlignUp(std::max<size_t>(bytes, 1), kHugePage);
-  void* p = ::mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                   -1, 0);
+  void* p =
+      ::mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
   auto* raw = static_cast<uint8_t*>(p);
   auto* aligned = reinterpret_cast<uint8_t*>(AlignUp(reinterpret_cast<uintptr_t>(raw), kHugePage));
@@ -219,7 +221,8 @@ void FloatQwen3::RmsNorm(const float* x, const float* gamma, int64_t n, float* o
   for (int64_t k = 0; k < n; ++k) out[k] = R(gamma[k] * R(x[k] * r));
 }
 
-// cos/sin [T, d] for the call's positions: angle = pos * inv_freq (fp32), tiled twice (rotate-half).
+// cos/sin [T, d] for the call's positions: angle = pos * inv_freq (fp32), tiled twice
+// (rotate-half).
 void FloatQwen3::RopeTables(std::span<const int64_t> positions) {
   const int64_t d = config_.head_dim, half = d / 2;
   Scratch& s = *scratch_;
@@ -282,8 +285,8 @@ void FloatQwen3::Attend(const FloatForwardRow& row, int64_t layer, const float* 
 
 void FloatQwen3::Forward(std::span<FloatForwardRow> rows) {
   const FloatModelConfig& c = config_;
-  const int64_t H = c.hidden, d = c.head_dim, qd = c.q_dim(), kvd = c.kv_dim(),
-                I = c.intermediate, V = c.vocab, nqkv = qd + 2 * kvd;
+  const int64_t H = c.hidden, d = c.head_dim, qd = c.q_dim(), kvd = c.kv_dim(), I = c.intermediate,
+                V = c.vocab, nqkv = qd + 2 * kvd;
   int64_t T = 0;
   for (const FloatForwardRow& r : rows) {
     if (r.cache == nullptr || r.n_tokens < 1) throw std::invalid_argument("empty forward row");
@@ -345,7 +348,8 @@ void FloatQwen3::Forward(std::span<FloatForwardRow> rows) {
 
   for (int64_t li = 0; li < c.n_layers; ++li) {
     const Layer& l = layers_[static_cast<size_t>(li)];
-    for (int64_t t = 0; t < T; ++t) RmsNorm(s.x.data() + t * H, l.input_norm, H, s.h.data() + t * H);
+    for (int64_t t = 0; t < T; ++t)
+      RmsNorm(s.x.data() + t * H, l.input_norm, H, s.h.data() + t * H);
     MatmulXWt(s.h.data(), H, T, H, l.wqkv, nqkv, s.qkv.data(), nqkv);
     add_bias(s.qkv.data(), nqkv, l.bqkv);
     RoundSpan(s.qkv.data(), T * nqkv);
@@ -405,8 +409,8 @@ void FloatQwen3::Forward(std::span<FloatForwardRow> rows) {
     int64_t t = 0;
     for (const FloatForwardRow& r : rows) {
       for (int64_t i = 0; i < r.n_tokens; ++i, ++t) {
-        float* dst = r.all_logits ? r.all_logits + i * V
-                                  : (i == r.n_tokens - 1 ? r.last_logits : nullptr);
+        float* dst =
+            r.all_logits ? r.all_logits + i * V : (i == r.n_tokens - 1 ? r.last_logits : nullptr);
         if (dst == nullptr) continue;
         head_rows.push_back(t);
         s.head_dst.push_back(dst);

@@ -84,8 +84,10 @@ TEST(HfCheckpoint, TiedEmbeddingsWithAndWithoutTheRedundantHead) {
   spec.lm_head_beside_tied = true;
   spec.reshape["lm_head.weight"] = {16, 7};
   const std::string e = ErrorOf(spec);
-  EXPECT_TRUE(Contains(e, "model.safetensors: tensor 'lm_head.weight' has shape [16, 7], "
-                          "config.json needs [16, 8]")) << e;
+  EXPECT_TRUE(Contains(e,
+                       "model.safetensors: tensor 'lm_head.weight' has shape [16, 7], "
+                       "config.json needs [16, 8]"))
+      << e;
 }
 
 TEST(HfCheckpoint, Shards) {
@@ -131,7 +133,8 @@ TEST(HfCheckpoint, ShardIndexErrors) {
     auto j = index;
     j["weight_map"]["model.norm.weight"] = "../model.safetensors";
     const std::string e = with_index(j);
-    EXPECT_TRUE(Contains(e, "model.safetensors.index.json: shard name \"../model.safetensors\"")) << e;
+    EXPECT_TRUE(Contains(e, "model.safetensors.index.json: shard name \"../model.safetensors\""))
+        << e;
   }
   {  // a shard that does not exist
     auto j = index;
@@ -156,8 +159,10 @@ TEST(HfCheckpoint, MissingExtraWrongShapeWrongDType) {
     FolderSpec spec;
     spec.drop = {"model.layers.1.mlp.up_proj.weight"};
     const std::string e = ErrorOf(spec);
-    EXPECT_TRUE(Contains(e, "/model.safetensors: missing tensor 'model.layers.1.mlp.up_proj.weight' "
-                            "(config.json: 2 layers, qwen3)")) << e;
+    EXPECT_TRUE(Contains(e,
+                         "/model.safetensors: missing tensor 'model.layers.1.mlp.up_proj.weight' "
+                         "(config.json: 2 layers, qwen3)"))
+        << e;
   }
   {
     FolderSpec spec;
@@ -168,22 +173,27 @@ TEST(HfCheckpoint, MissingExtraWrongShapeWrongDType) {
     FolderSpec spec;
     spec.extra["model.layers.2.mlp.up_proj.weight"] = test::PatternTensor(DType::kBF16, {12, 8});
     const std::string e = ErrorOf(spec);
-    EXPECT_TRUE(Contains(e, "unexpected tensor 'model.layers.2.mlp.up_proj.weight' (not part of a "
-                            "qwen3 model with this config.json)")) << e;
+    EXPECT_TRUE(Contains(e,
+                         "unexpected tensor 'model.layers.2.mlp.up_proj.weight' (not part of a "
+                         "qwen3 model with this config.json)"))
+        << e;
   }
   {
     FolderSpec spec;
     spec.reshape["model.layers.0.self_attn.k_proj.weight"] = {8, 8};
     const std::string e = ErrorOf(spec);
-    EXPECT_TRUE(Contains(e, "tensor 'model.layers.0.self_attn.k_proj.weight' has shape [8, 8], "
-                            "config.json needs [4, 8]")) << e;
+    EXPECT_TRUE(Contains(e,
+                         "tensor 'model.layers.0.self_attn.k_proj.weight' has shape [8, 8], "
+                         "config.json needs [4, 8]"))
+        << e;
   }
   for (DType bad : {DType::kI8, DType::kI32, DType::kF64}) {
     FolderSpec spec;
     spec.retype["model.layers.0.self_attn.q_norm.weight"] = bad;
     const std::string e = ErrorOf(spec);
-    EXPECT_TRUE(Contains(e, std::string("tensor 'model.layers.0.self_attn.q_norm.weight' has dtype ") +
-                                DTypeName(bad) + "; a float checkpoint holds BF16, F16 or F32"))
+    EXPECT_TRUE(
+        Contains(e, std::string("tensor 'model.layers.0.self_attn.q_norm.weight' has dtype ") +
+                        DTypeName(bad) + "; a float checkpoint holds BF16, F16 or F32"))
         << e;
   }
   {  // Llama: no QK-Norm, so the Qwen3 q/k norms are unexpected
@@ -203,7 +213,8 @@ TEST(HfCheckpoint, MixedDTypesAndIgnoredRotaryBuffers) {
   FolderSpec spec;
   spec.retype["model.norm.weight"] = DType::kF32;
   spec.retype["model.layers.0.mlp.down_proj.weight"] = DType::kF16;
-  spec.extra["model.layers.0.self_attn.rotary_emb.inv_freq"] = test::PatternTensor(DType::kF32, {2});
+  spec.extra["model.layers.0.self_attn.rotary_emb.inv_freq"] =
+      test::PatternTensor(DType::kF32, {2});
   ScratchDir d("hf");
   test::WriteHfFolder(d.File("m"), spec);
   const auto ckpt = OpenHfCheckpoint(d.File("m"));

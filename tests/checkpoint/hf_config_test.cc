@@ -118,14 +118,18 @@ TEST(HfConfig, OneLineErrors) {
       {With("hidden_size", 1024.0), "\"hidden_size\" must be an integer, not 1024.0"},
       {With("hidden_size", "1024"), "\"hidden_size\" must be an integer"},
       {With("rope_theta", "1e6"), "\"rope_theta\" must be a number"},
-      {With("model_type", "mistral"), "unsupported model_type \"mistral\" (supported: qwen3, llama)"},
+      {With("model_type", "mistral"),
+       "unsupported model_type \"mistral\" (supported: qwen3, llama)"},
       {With("model_type", gone), "missing key \"model_type\""},
       {With("architectures", {"Qwen3Model"}), "architectures names Qwen3Model"},
       {With("hidden_act", "gelu"), "unsupported hidden_act \"gelu\""},
-      {With("rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}}), "unsupported RoPE scaling \"yarn\""},
+      {With("rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}}),
+       "unsupported RoPE scaling \"yarn\""},
       {With("use_sliding_window", true), "sliding-window attention is not supported"},
-      {With("layer_types", {"sliding_attention"}), "layer type \"sliding_attention\" is not supported"},
-      {With("num_key_value_heads", 5), "num_attention_heads 16 is not a multiple of num_key_value_heads 5"},
+      {With("layer_types", {"sliding_attention"}),
+       "layer type \"sliding_attention\" is not supported"},
+      {With("num_key_value_heads", 5),
+       "num_attention_heads 16 is not a multiple of num_key_value_heads 5"},
       {With("head_dim", 127), "head_dim 127 is odd"},
       {With("num_hidden_layers", 0), "num_hidden_layers 0 is outside [1, 2^24]"},
       {With("vocab_size", int64_t{1} << 40), "vocab_size 1099511627776 is outside [1, 2^24]"},
@@ -136,7 +140,8 @@ TEST(HfConfig, OneLineErrors) {
   };
   for (const auto& [j, expected] : cases) {
     const std::string e = ErrorOf(j);
-    EXPECT_NE(e.find(expected), std::string::npos) << "expected '" << expected << "', got '" << e << "'";
+    EXPECT_NE(e.find(expected), std::string::npos)
+        << "expected '" << expected << "', got '" << e << "'";
     EXPECT_EQ(e.find('\n'), std::string::npos) << e;
   }
   try {

@@ -1,5 +1,6 @@
 // The qwen3-0.6b synthetic checkpoint (1.5 GB, ~15 s to write): pinned bytes, label slow.
-// Regenerate: detverify synth --preset qwen3-0.6b --seed 0 --format hf --out /tmp/p && sha256sum /tmp/p/*
+// Regenerate: detverify synth --preset qwen3-0.6b --seed 0 --format hf --out /tmp/p && sha256sum
+// /tmp/p/*
 #include <gtest/gtest.h>
 
 #include "checkpoint/hf_checkpoint.h"

@@ -91,15 +91,15 @@ TEST(HfSynth, OutlierChannelsAndColumns) {
     std::vector<double> col_max(static_cast<size_t>(cols), 0.0);
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t c = 0; c < cols; ++c) {
-        col_max[static_cast<size_t>(c)] =
-            std::max(col_max[static_cast<size_t>(c)], std::abs(v[static_cast<size_t>(r * cols + c)]));
+        col_max[static_cast<size_t>(c)] = std::max(col_max[static_cast<size_t>(c)],
+                                                   std::abs(v[static_cast<size_t>(r * cols + c)]));
       }
     }
     std::vector<double> sorted = col_max;
     std::sort(sorted.begin(), sorted.end());
     const double median = sorted[sorted.size() / 2];
-    const auto outliers = std::count_if(col_max.begin(), col_max.end(),
-                                        [&](double m) { return m > 5 * median; });
+    const auto outliers =
+        std::count_if(col_max.begin(), col_max.end(), [&](double m) { return m > 5 * median; });
     EXPECT_EQ(outliers, std::max<int64_t>(2, cols / 512)) << t->name;
   }
 }

@@ -71,20 +71,20 @@ inline FloatModelConfig SmallQwen3() {
 struct FolderSpec {
   FloatModelConfig config = SmallQwen3();
   DType dtype = DType::kBF16;
-  std::set<std::string> drop;                                // tensors left out
-  std::map<std::string, TensorData> extra;                   // tensors added
-  std::map<std::string, std::vector<int64_t>> reshape;       // tensors with another shape
-  std::map<std::string, DType> retype;                       // tensors in another dtype
-  bool lm_head_beside_tied = false;                          // Qwen3-0.6B's redundant head
-  int shards = 1;                                            // > 1: an index and N shards
+  std::set<std::string> drop;                           // tensors left out
+  std::map<std::string, TensorData> extra;              // tensors added
+  std::map<std::string, std::vector<int64_t>> reshape;  // tensors with another shape
+  std::map<std::string, DType> retype;                  // tensors in another dtype
+  bool lm_head_beside_tied = false;                     // Qwen3-0.6B's redundant head
+  int shards = 1;                                       // > 1: an index and N shards
 };
 
 // The tensors of a spec, by name.
 inline std::map<std::string, TensorData> SpecTensors(const FolderSpec& s) {
   std::map<std::string, TensorData> tensors;
   std::vector<HfTensorSpec> layout = HfTensorLayout(s.config);
-  if (s.lm_head_beside_tied) layout.push_back({kHfLmHeadName, {s.config.vocab, s.config.hidden},
-                                               HfTensorRole::kLmHead});
+  if (s.lm_head_beside_tied)
+    layout.push_back({kHfLmHeadName, {s.config.vocab, s.config.hidden}, HfTensorRole::kLmHead});
   for (const HfTensorSpec& t : layout) {
     if (s.drop.count(t.name)) continue;
     const auto shape = s.reshape.count(t.name) ? s.reshape.at(t.name) : t.shape;
@@ -104,7 +104,8 @@ inline void WriteHfFolder(const std::string& dir, const FolderSpec& s) {
     return;
   }
   std::vector<std::map<std::string, TensorData>> parts(static_cast<size_t>(s.shards));
-  nlohmann::json index = {{"metadata", {{"total_size", 0}}}, {"weight_map", nlohmann::json::object()}};
+  nlohmann::json index = {{"metadata", {{"total_size", 0}}},
+                          {"weight_map", nlohmann::json::object()}};
   size_t i = 0;
   for (const auto& [name, t] : tensors) {
     const size_t shard = i++ % parts.size();

@@ -75,8 +75,9 @@ TEST_F(FloatModelTest, RowsIndependentOfTheirBatchWithinTolerance) {
   GenerationOptions go;
   go.max_new = 8;
   std::vector<std::vector<float>> alone, batched;
-  GenerateGreedyFloat(model, {prompt}, go, nullptr,
-                      [&](size_t, int64_t, std::span<const float> l) { alone.emplace_back(l.begin(), l.end()); });
+  GenerateGreedyFloat(model, {prompt}, go, nullptr, [&](size_t, int64_t, std::span<const float> l) {
+    alone.emplace_back(l.begin(), l.end());
+  });
   CoPromptSpec spec;
   spec.count = 7;
   spec.max_id = 1023;

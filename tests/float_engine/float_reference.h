@@ -100,8 +100,8 @@ inline void ExpectPositionMatches(const FloatReference& ref, int64_t pos, const 
     const auto& vals = ref.sample.at("values")[static_cast<size_t>(pos)];
     for (size_t i = 0; i < ids.size(); ++i) check(ids[i].get<int64_t>(), vals[i].get<double>());
   }
-  EXPECT_LE(worst, allowed) << what << " position " << pos << ": relative error "
-                            << worst / norm << " > " << tol;
+  EXPECT_LE(worst, allowed) << what << " position " << pos << ": relative error " << worst / norm
+                            << " > " << tol;
   if (ref.margin[static_cast<size_t>(pos)] > 2 * allowed) {
     // The reference's argmax: the largest stored value.
     int64_t want = 0;

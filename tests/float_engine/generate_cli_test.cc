@@ -45,7 +45,8 @@ TEST(GenerateFloatCli, GreedyChainsAndLogitsDump) {
   std::vector<float> row(static_cast<size_t>(ref.vocab));
   for (int64_t s = 0; s < steps; ++s) {
     for (int64_t i = 0; i < ref.vocab; ++i) {
-      row[static_cast<size_t>(i)] = static_cast<float>(logits[static_cast<size_t>(s * ref.vocab + i)]);
+      row[static_cast<size_t>(i)] =
+          static_cast<float>(logits[static_cast<size_t>(s * ref.vocab + i)]);
     }
     test::ExpectPositionMatches(ref, static_cast<int64_t>(ref.prompt.size()) - 1 + s, row.data(),
                                 test::kFp32RelTol, "dumped step " + std::to_string(s));
@@ -59,7 +60,9 @@ TEST(GenerateFloatCli, GreedyChainsAndLogitsDump) {
 
 TEST(GenerateFloatCli, HfFolderAndInt8Dump) {
   test_files::ScratchDir d("gencli");
-  ASSERT_EQ(Detverify({"synth", "--preset", "qwen3-tiny", "--format", "hf", "--out", d.File("hf")}).code, 0);
+  ASSERT_EQ(
+      Detverify({"synth", "--preset", "qwen3-tiny", "--format", "hf", "--out", d.File("hf")}).code,
+      0);
   const auto r = Detverify({"generate", "--engine", "float", "--hf", d.File("hf"), "--prompt-ids",
                             "1,2,3", "--max-new", "3", "--threads", "1", "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
@@ -96,7 +99,8 @@ TEST(GenerateFloatCli, UsageErrorsAreOneLine) {
     const auto r = Detverify(args);
     EXPECT_EQ(r.code, 2) << expected;
     EXPECT_EQ(LineCount(r.err), 1u) << r.err;
-    EXPECT_NE(r.err.find(expected), std::string::npos) << "expected '" << expected << "' in " << r.err;
+    EXPECT_NE(r.err.find(expected), std::string::npos)
+        << "expected '" << expected << "' in " << r.err;
   }
 }
 
