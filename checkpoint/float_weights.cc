@@ -59,6 +59,31 @@ void DecodeFloat64(const FloatTensor& t, int64_t first, std::span<double> out) {
   Decode(t, first, out);
 }
 
+std::optional<int64_t> FirstNonFinite(const FloatTensor& t) {
+  // Exponent bits all ones, per dtype, on the little-endian element bytes.
+  const int64_t size = DTypeSize(t.dtype);
+  const int64_t n = t.numel();
+  for (int64_t i = 0; i < n; ++i) {
+    const uint8_t* p = t.bytes.data() + i * size;
+    bool bad = false;
+    switch (t.dtype) {
+      case DType::kBF16:
+        bad = (Le16(p) & 0x7f80u) == 0x7f80u;
+        break;
+      case DType::kF16:
+        bad = (Le16(p) & 0x7c00u) == 0x7c00u;
+        break;
+      case DType::kF32:
+        bad = (Le32(p) & 0x7f800000u) == 0x7f800000u;
+        break;
+      default:
+        throw std::invalid_argument("FirstNonFinite: tensor " + t.name + " is not float");
+    }
+    if (bad) return i;
+  }
+  return std::nullopt;
+}
+
 std::vector<float> ReadFloat32(const FloatTensor& t) {
   std::vector<float> v(static_cast<size_t>(t.numel()));
   Decode(t, 0, std::span<float>(v));

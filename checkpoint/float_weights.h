@@ -28,6 +28,9 @@ struct FloatTensor {
 // Elements [first, first + out.size()) of `t` widened exactly to float / double.
 void DecodeFloat32(const FloatTensor& t, int64_t first, std::span<float> out);
 void DecodeFloat64(const FloatTensor& t, int64_t first, std::span<double> out);
+// The index of the first NaN or infinity in `t`, if any (for consumers that must refuse such
+// weights, e.g. prepare; reading a checkpoint does not scan its values).
+std::optional<int64_t> FirstNonFinite(const FloatTensor& t);
 // The whole tensor, widened exactly.
 std::vector<float> ReadFloat32(const FloatTensor& t);
 std::vector<double> ReadFloat64(const FloatTensor& t);

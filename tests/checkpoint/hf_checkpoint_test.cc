@@ -67,6 +67,37 @@ TEST(HfCheckpoint, ReadsEveryTensorInEachFloatDType) {
   }
 }
 
+TEST(HfCheckpoint, FirstNonFiniteFindsNanAndInfinityInEachDType) {
+  for (DType dtype : {DType::kBF16, DType::kF16, DType::kF32}) {
+    TensorData data = test::PatternTensor(dtype, {4, 4});
+    FloatTensor t;
+    t.name = "w";
+    t.dtype = dtype;
+    t.shape = {4, 4};
+    t.bytes = data.bytes;
+    EXPECT_FALSE(FirstNonFinite(t).has_value());
+    const size_t size = static_cast<size_t>(DTypeSize(dtype));
+    // Element 9 := +infinity, element 13 := NaN (exponent all ones; the largest finite value is
+    // not flagged).
+    const uint32_t inf = dtype == DType::kF32    ? 0x7f800000u
+                         : dtype == DType::kBF16 ? 0x7f80u
+                                                 : 0x7c00u;
+    const uint32_t max_finite = dtype == DType::kF32    ? 0x7f7fffffu
+                                : dtype == DType::kBF16 ? 0x7f7fu
+                                                        : 0x7bffu;
+    auto put = [&](size_t i, uint32_t bits) {
+      for (size_t b = 0; b < size; ++b)
+        data.bytes[i * size + b] = static_cast<uint8_t>(bits >> (8 * b));
+    };
+    put(5, max_finite);
+    EXPECT_FALSE(FirstNonFinite(t).has_value());
+    put(13, inf | 1u);
+    EXPECT_EQ(FirstNonFinite(t), 13);
+    put(9, inf);
+    EXPECT_EQ(FirstNonFinite(t), 9);
+  }
+}
+
 TEST(HfCheckpoint, TiedEmbeddingsWithAndWithoutTheRedundantHead) {
   FolderSpec spec;
   spec.config.tie_word_embeddings = true;
