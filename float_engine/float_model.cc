@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <stdexcept>
 
@@ -67,6 +68,17 @@ void Grow(std::vector<T>& v, size_t n) {
   if (v.size() < n) v.resize(n);
 }
 
+// fp32 dot product in 8 interleaved partial sums (the compiler vectorizes it), combined pairwise.
+float Dot(const float* a, const float* b, int64_t n) {
+  float acc[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int j = 0; j < 8; ++j) acc[j] += a[i + j] * b[i + j];
+  }
+  for (; i < n; ++i) acc[0] += a[i] * b[i];
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
 }  // namespace
 
 float FloatQwen3::R(float v) const {
@@ -75,7 +87,14 @@ float FloatQwen3::R(float v) const {
 
 void FloatQwen3::RoundSpan(float* v, int64_t n) const {
   if (options_.dtype != FloatDType::kBf16) return;
-  for (int64_t i = 0; i < n; ++i) v[i] = RoundToBf16(v[i]);
+  // RoundToBf16 without its branch, so the loop vectorizes: round half to even on the bits,
+  // NaNs kept quiet NaNs.
+  for (int64_t i = 0; i < n; ++i) {
+    const auto bits = std::bit_cast<uint32_t>(v[i]);
+    const uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
+    const uint32_t nan = (bits | 0x00400000u) & 0xffff0000u;
+    v[i] = std::bit_cast<float>((bits & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+  }
 }
 
 namespace {
@@ -208,14 +227,7 @@ void FloatQwen3::Embed(int32_t id, float* out) const {
 // Qwen3RMSNorm: x * rsqrt(mean(x^2) + eps) in fp32, cast to the activation dtype, times gamma.
 // `out` may be `x`.
 void FloatQwen3::RmsNorm(const float* x, const float* gamma, int64_t n, float* out) const {
-  float partial[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int j = 0; j < 8; ++j) partial[j] += x[i + j] * x[i + j];
-  }
-  for (; i < n; ++i) partial[0] += x[i] * x[i];
-  const float sum = ((partial[0] + partial[1]) + (partial[2] + partial[3])) +
-                    ((partial[4] + partial[5]) + (partial[6] + partial[7]));
+  const float sum = Dot(x, x, n);
   const float variance = sum / static_cast<float>(n);
   const float r = 1.0f / std::sqrt(variance + static_cast<float>(config_.rms_norm_eps));
   for (int64_t k = 0; k < n; ++k) out[k] = R(gamma[k] * R(x[k] * r));
@@ -256,7 +268,14 @@ void FloatQwen3::Attend(const FloatForwardRow& row, int64_t layer, const float* 
     const float* K = row.cache->K(layer, g);
     const float* V = row.cache->V(layer, g);
     float* scores = s.scores.data();
-    MatmulXWt(qkv + h * d, qkv_stride, T, d, K, S, scores, S);
+    if (T == 1) {
+      // One query (decode): S dot products of length d. Plain loops -- a BLAS call per head
+      // would cost more in OpenBLAS's thread hand-off than the arithmetic.
+      const float* q = qkv + h * d;
+      for (int64_t j = 0; j < S; ++j) scores[j] = Dot(q, K + j * d, d);
+    } else {
+      MatmulXWt(qkv + h * d, qkv_stride, T, d, K, S, scores, S);
+    }
     for (int64_t t = 0; t < T; ++t) {
       float* p = scores + t * S;
       const int64_t valid = p0 + t + 1;
@@ -275,7 +294,16 @@ void FloatQwen3::Attend(const FloatForwardRow& row, int64_t layer, const float* 
       s.sums[static_cast<size_t>(t)] = sum;
     }
     float* o = out + h * d;
-    MatmulAB(scores, S, T, S, V, d, d, o, out_stride);
+    if (T == 1) {
+      std::fill(o, o + d, 0.0f);
+      for (int64_t j = 0; j < S; ++j) {
+        const float p = scores[j];
+        const float* v = V + j * d;
+        for (int64_t k = 0; k < d; ++k) o[k] += p * v[k];
+      }
+    } else {
+      MatmulAB(scores, S, T, S, V, d, d, o, out_stride);
+    }
     for (int64_t t = 0; t < T; ++t) {
       const float inv = 1.0f / s.sums[static_cast<size_t>(t)];
       for (int64_t k = 0; k < d; ++k) o[t * out_stride + k] = R(o[t * out_stride + k] * inv);
