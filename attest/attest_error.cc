@@ -15,6 +15,6 @@ std::string OneLine(std::string text) {
 
 }  // namespace
 
-AttestError::AttestError(const std::string& message) : std::runtime_error(OneLine(message)) {}
+AttestError::AttestError(const std::string& message) : ExpectedError(OneLine(message)) {}
 
 }  // namespace dv::attest

@@ -3,12 +3,13 @@
 // "<file>: <problem>" that the CLI prints as-is.
 #pragma once
 
-#include <stdexcept>
 #include <string>
+
+#include "base/expected_error.h"
 
 namespace dv::attest {
 
-class AttestError : public std::runtime_error {
+class AttestError : public ExpectedError {
  public:
   // `message` is flattened to one line (newlines become spaces).
   explicit AttestError(const std::string& message);

@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "attest/attest_error.h"
+#include "base/sha256.h"
 
 namespace dv::attest {
 namespace {
@@ -159,21 +160,6 @@ BioPtr MemoryBioOf(const std::string& data) {
   return bio;
 }
 
-std::string Sha256Hex(const unsigned char* data, size_t size) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int digest_size = 0;
-  if (EVP_Digest(data, size, digest, &digest_size, EVP_sha256(), nullptr) != 1) {
-    throw AttestError("cannot compute SHA-256: " + OpensslReason());
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(2 * digest_size);
-  for (unsigned int i = 0; i < digest_size; ++i) {
-    hex.push_back(kHex[digest[i] >> 4]);
-    hex.push_back(kHex[digest[i] & 0x0F]);
-  }
-  return hex;
-}
 
 }  // namespace
 
@@ -278,7 +264,7 @@ std::string KeyId(EVP_PKEY* key) {
   }
   std::string id;
   try {
-    id = Sha256Hex(der, static_cast<size_t>(size));
+    id = Sha256Hex(std::span<const uint8_t>(der, static_cast<size_t>(size)));
   } catch (...) {
     OPENSSL_free(der);
     throw;

@@ -4,18 +4,13 @@
 #include <tuple>
 
 #include "attest/attest_error.h"
+#include "base/sha256.h"
 
 namespace dv::attest {
 namespace {
 
 // Values quoted in a mismatch message are cut so the message stays one readable line.
 constexpr size_t kMaxQuotedChars = 80;
-
-bool IsSha256Hex(const std::string& text) {
-  return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
-}
 
 nlohmann::json SubjectJson(const SubjectDigest& subject, const char* role) {
   if (!IsSha256Hex(subject.sha256)) {

@@ -23,8 +23,8 @@ struct SubjectDigest {
 };
 
 struct MachineEntry {
-  std::string machine_id;      // dv::harness::MachineId(fingerprint)
-  nlohmann::json fingerprint;  // dv::harness::CollectFingerprint() as recorded
+  std::string machine_id;      // dv::fingerprint::MachineId(fingerprint)
+  nlohmann::json fingerprint;  // dv::fingerprint::CollectFingerprint() as recorded
 };
 
 struct ConfigurationHashes {

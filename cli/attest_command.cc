@@ -5,15 +5,13 @@
 // machines' fingerprints, every configuration's final hashes and the gate's verdict.
 #include <cstdio>
 #include <ctime>
-#include <filesystem>
-#include <fstream>
 #include <span>
-#include <sstream>
 
 #include "attest/attest_error.h"
 #include "attest/dsse_envelope.h"
 #include "attest/ed25519_keys.h"
 #include "attest/intoto_statement.h"
+#include "base/file_io.h"
 #include "build_info.h"
 #include "cli/command.h"
 #include "db/run_store.h"
@@ -150,14 +148,11 @@ void RunSign(const SignOptions& o, CommandContext& ctx) {
   ctx.exit_code = kExitOk;
 }
 
-std::string ReadFileOrThrow(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw UsageError(path + ": no such file");
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in) throw UsageError(path + ": cannot read");
-  return text.str();
+// An envelope is a few kilobytes per machine and configuration; 64 MiB is far beyond any fleet.
+std::string ReadEnvelopeFile(const std::string& path) {
+  std::string text, why;
+  if (!ReadFileBounded(path, 64 * kMiB, text, why)) throw UsageError(path + ": " + why);
+  return text;
 }
 
 void CheckAgainstDb(const VerifyOptions& o, const nlohmann::json& statement) {
@@ -201,7 +196,7 @@ void CheckAgainstDb(const VerifyOptions& o, const nlohmann::json& statement) {
 }
 
 void RunVerify(const VerifyOptions& o, CommandContext& ctx) {
-  const std::string text = ReadFileOrThrow(o.file);
+  const std::string text = ReadEnvelopeFile(o.file);
   const attest::EvpPkeyPtr pub = attest::LoadPublicKey(o.pub);
   try {
     nlohmann::json statement;

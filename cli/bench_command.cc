@@ -21,9 +21,9 @@
 #include "engine/backends/cpu_backend.h"
 #include "engine/backends/cpu_weight_arena.h"
 #include "engine/model.h"
+#include "fingerprint/fingerprint.h"
 #include "float_engine/blas.h"
 #include "float_engine/float_model.h"
-#include "harness/fingerprint.h"
 
 namespace dv::cli {
 namespace {
@@ -296,8 +296,8 @@ void RunBench(const BenchOptions& o, CommandContext& ctx) {
   }
   const std::vector<int64_t> prefill = ParseList(o.prefill, "--prefill");
   const std::vector<int64_t> batches = ParseList(o.decode_batches, "--decode-batch");
-  const nlohmann::json fingerprint = harness::CollectFingerprint();
-  const std::string device = harness::DeviceLabel(fingerprint, "cpu");
+  const nlohmann::json fingerprint = fingerprint::CollectFingerprint();
+  const std::string device = fingerprint::DeviceLabel(fingerprint, "cpu");
 
   // The machine's read bandwidth, measured the best way it allows: every CPU, the widest
   // loads, huge pages (4 KiB pages as well, for comparison). A shared machine's bandwidth moves

@@ -3,21 +3,18 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <stdexcept>
 #include <string>
+
+#include "base/expected_error.h"
 
 namespace dv::cli {
 
-// Exit codes: 0 success, 1 a negative verdict (disagreeing hashes, failed verification),
-// 2 usage or I/O errors (the diffoscope convention).
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitVerdict = 1;
-inline constexpr int kExitError = 2;
+// Exit codes (kExitOk, kExitVerdict, kExitError, kExitInternal) are base/expected_error.h's.
 
-// An expected failure the user can fix; main prints "detverify: <what>" and exits 2.
-class UsageError : public std::runtime_error {
+// A usage error the user can fix; main prints "detverify: <what>" and exits kExitError.
+class UsageError : public ExpectedError {
  public:
-  using std::runtime_error::runtime_error;
+  using ExpectedError::ExpectedError;
 };
 
 struct CommandContext {

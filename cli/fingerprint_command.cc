@@ -2,8 +2,8 @@
 #include <cstdio>
 
 #include "cli/command.h"
-#include "harness/canonical_json.h"
-#include "harness/fingerprint.h"
+#include "base/canonical_json.h"
+#include "fingerprint/fingerprint.h"
 
 namespace dv::cli {
 
@@ -12,11 +12,11 @@ void SetupFingerprintCommand(CLI::App& app, CommandContext& ctx) {
   CLI::App* cmd = app.add_subcommand("fingerprint", "print this machine's fingerprint as canonical JSON");
   cmd->add_flag("--pretty", *pretty, "indented JSON with the machine id");
   cmd->callback([pretty, &ctx]() {
-    const nlohmann::json fp = harness::CollectFingerprint();
+    const nlohmann::json fp = fingerprint::CollectFingerprint();
     if (*pretty) {
-      std::printf("%s\nmachine id: %s\n", fp.dump(2).c_str(), harness::MachineId(fp).c_str());
+      std::printf("%s\nmachine id: %s\n", fp.dump(2).c_str(), fingerprint::MachineId(fp).c_str());
     } else {
-      std::printf("%s\n", harness::CanonicalJson(fp).c_str());
+      std::printf("%s\n", CanonicalJson(fp).c_str());
     }
     ctx.exit_code = kExitOk;
   });

@@ -18,7 +18,7 @@
 #include "engine/co_prompts.h"
 #include "engine/generate.h"
 #include "engine/npy_file.h"
-#include "harness/fingerprint.h"
+#include "fingerprint/fingerprint.h"
 #ifndef DV_CLI_ENGINE_ONLY
 #include "float_engine/blas.h"
 #include "float_engine/float_generate.h"
@@ -266,7 +266,7 @@ void RunGenerate(const GenerateOptions& o, CommandContext& ctx) {
     doc["wall_ms"] = static_cast<int64_t>(secs * 1000.0);
     doc["tokens_per_s"] = tps;
     if (!o.dump_logits.empty()) doc["dump_logits"] = o.dump_logits;
-    if (o.fingerprint) doc["fingerprint"] = harness::CollectFingerprint();
+    if (o.fingerprint) doc["fingerprint"] = fingerprint::CollectFingerprint();
     for (size_t r = 0; r < results.size(); ++r) {
       const RowResult& res = results[r];
 #ifdef DV_CLI_ENGINE_ONLY

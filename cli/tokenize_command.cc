@@ -5,8 +5,8 @@
 #include <optional>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "base/file_io.h"
 #include "cli/command.h"
 #include "cli/model_options.h"
 #include "engine/artifact.h"
@@ -81,11 +81,8 @@ void RunTokenize(const TokenizeOptions& o, CommandContext& ctx) {
   }
   std::string text = o.text;
   if (!o.file.empty()) {
-    std::ifstream in(o.file, std::ios::binary);
-    if (!in) throw UsageError(o.file + ": cannot open");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
+    std::string why;
+    if (!ReadFileBounded(o.file, 256 * kMiB, text, why)) throw UsageError(o.file + ": " + why);
   }
   if (o.chat) {
     const tok::ChatTemplate chat = model_tokenizer

@@ -1,6 +1,5 @@
 #include "db/content_digest.h"
 
-#include <openssl/evp.h>
 #include <sqlite3.h>
 
 #include <array>
@@ -8,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "base/sha256.h"
 #include "db/db_error.h"
 #include "db/open_database.h"
 #include "db/run_store.h"
@@ -29,39 +29,11 @@ constexpr std::array<TableOrder, 6> kTables = {{{"machines", "id"},
                                                 {"steps", "run_id, step"},
                                                 {"attestations", "id"}}};
 
-// Incremental SHA-256, so that a large DB is never held as one string.
-class Sha256Stream {
- public:
-  Sha256Stream() : context_(EVP_MD_CTX_new(), &EVP_MD_CTX_free) {
-    if (context_ == nullptr || EVP_DigestInit_ex(context_.get(), EVP_sha256(), nullptr) != 1) {
-      throw std::bad_alloc();
-    }
-  }
-  void Update(std::string_view bytes) {
-    if (EVP_DigestUpdate(context_.get(), bytes.data(), bytes.size()) != 1) throw std::bad_alloc();
-  }
-  std::string FinalHex() {
-    std::array<unsigned char, 32> digest{};
-    unsigned int length = 0;
-    if (EVP_DigestFinal_ex(context_.get(), digest.data(), &length) != 1) throw std::bad_alloc();
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string hex;
-    for (unsigned char byte : digest) {
-      hex += kHex[byte >> 4];
-      hex += kHex[byte & 0x0f];
-    }
-    return hex;
-  }
-
- private:
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context_;
-};
-
 }  // namespace
 
 std::string ContentDigestOf(const SqliteHandle& handle, DigestScope scope) {
   Transaction snapshot(handle, Transaction::Kind::kRead);
-  Sha256Stream digest;
+  Sha256 digest;
   digest.Update("detverify-content-digest v1\nschema_version " +
                 std::to_string(handle.QueryInt("PRAGMA user_version", "reading the version")) +
                 "\n");

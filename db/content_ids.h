@@ -5,19 +5,11 @@
 #include <string>
 #include <string_view>
 
+#include "base/canonical_json.h"  // IsCanonicalJson
+#include "base/sha256.h"          // Sha256Hex, IsSha256Hex
 #include "db/records.h"
 
 namespace dv::db {
-
-// Lowercase hex SHA-256 of `bytes`.
-std::string Sha256Hex(std::string_view bytes);
-
-// True for exactly 64 characters of [0-9a-f].
-bool IsSha256Hex(std::string_view text);
-
-// True when `json_text` parses and dump() reproduces it byte for byte, and it holds no
-// floating-point number (objects, arrays, strings, integers, booleans and null only).
-bool IsCanonicalJson(std::string_view json_text);
 
 // sha256(machine.fingerprint_json).
 std::string ComputeMachineId(const MachineRecord& machine);

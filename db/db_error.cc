@@ -15,6 +15,6 @@ std::string OneLine(std::string text) {
 
 }  // namespace
 
-DbError::DbError(const std::string& message) : std::runtime_error(OneLine(message)) {}
+DbError::DbError(const std::string& message) : ExpectedError(OneLine(message)) {}
 
 }  // namespace dv::db

@@ -4,12 +4,13 @@
 // as-is. Broken invariants inside db/ are not DbErrors.
 #pragma once
 
-#include <stdexcept>
 #include <string>
+
+#include "base/expected_error.h"
 
 namespace dv::db {
 
-class DbError : public std::runtime_error {
+class DbError : public ExpectedError {
  public:
   // `message` is flattened to one line (newlines become spaces).
   explicit DbError(const std::string& message);

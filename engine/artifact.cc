@@ -1,13 +1,15 @@
 #include "engine/artifact.h"
 
-#include <openssl/evp.h>
-
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
+
+#include "base/file_io.h"
 
 namespace dv {
 namespace {
+
+// A DetLLM config.json holds a few integers per layer (kilobytes); anything near this bound is
+// not an artifact's config.
+constexpr size_t kMaxConfigBytes = 16 * kMiB;
 
 [[noreturn]] void Fail(const std::string& path, const std::string& what) {
   throw ArtifactError(path + ": " + what);
@@ -93,39 +95,18 @@ std::vector<int16_t> ToInt16(const std::vector<int64_t>& v) {
 
 }  // namespace
 
-std::string Sha256Hex(std::span<const uint8_t> data) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr) != 1) {
-    throw std::runtime_error("SHA-256 failed");
-  }
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < len; ++i) {
-    out.push_back(kHex[md[i] >> 4]);
-    out.push_back(kHex[md[i] & 15]);
-  }
-  return out;
-}
-
-std::string Sha256FileHex(const std::string& path) {
-  MappedFile f = MappedFile::Open(path);
-  return Sha256Hex(f.bytes());
-}
-
 std::unique_ptr<Artifact> Artifact::Load(const std::string& dir) {
   auto a = std::unique_ptr<Artifact>(new Artifact());
   a->dir_ = dir;
   const std::string config_path = dir + "/config.json";
   const std::string model_path = dir + "/model.safetensors";
 
-  std::ifstream in(config_path, std::ios::binary);
-  if (!in) Fail(config_path, "cannot open (is this an artifact folder?)");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string config_text = ss.str();
-  a->config_sha256_ =
-      Sha256Hex({reinterpret_cast<const uint8_t*>(config_text.data()), config_text.size()});
+  std::string config_text, read_error;
+  if (!ReadFileBounded(config_path, kMaxConfigBytes, config_text, read_error)) {
+    Fail(config_path, read_error == "no such file" ? "cannot open (is this an artifact folder?)"
+                                                   : read_error);
+  }
+  a->config_sha256_ = Sha256Hex(config_text);
   nlohmann::json cfg;
   try {
     cfg = nlohmann::json::parse(config_text);

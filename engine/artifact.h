@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "base/sha256.h"
 #include "engine/model_weights.h"
 #include "engine/safetensors.h"
 
@@ -28,9 +29,5 @@ class Artifact {
   MappedFile file_;
   ModelWeights weights_;
 };
-
-// SHA-256 of a byte range / whole file as 64 lowercase hex digits (OpenSSL EVP).
-std::string Sha256Hex(std::span<const uint8_t> data);
-std::string Sha256FileHex(const std::string& path);
 
 }  // namespace dv

@@ -1,39 +1,24 @@
 #include "engine/hash_chain.h"
 
-#include <openssl/evp.h>
-
 #include <bit>
-#include <memory>
-#include <stdexcept>
+
+#include "base/sha256.h"
 
 namespace dv {
 namespace {
 
 constexpr char kChainSeed[] = "detllm-demo-v1";
 
-struct MdCtxDeleter {
-  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
-};
-
 // One digest context per thread, reused: a decode step hashes every row's logits, and the
 // rows of a batch are hashed on several threads.
-EVP_MD_CTX* ThreadContext() {
-  thread_local std::unique_ptr<EVP_MD_CTX, MdCtxDeleter> ctx(EVP_MD_CTX_new());
-  return ctx.get();
+Sha256& ThreadHasher() {
+  thread_local Sha256 hasher;
+  return hasher.Reset();
 }
 
 // SHA-256(a || b).
 std::array<uint8_t, 32> Sha256Of(std::span<const uint8_t> a, std::span<const uint8_t> b) {
-  EVP_MD_CTX* ctx = ThreadContext();
-  std::array<uint8_t, 32> out{};
-  unsigned int len = 0;
-  if (ctx == nullptr || EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) != 1 ||
-      EVP_DigestUpdate(ctx, a.data(), a.size()) != 1 ||
-      EVP_DigestUpdate(ctx, b.data(), b.size()) != 1 ||
-      EVP_DigestFinal_ex(ctx, out.data(), &len) != 1 || len != 32) {
-    throw std::runtime_error("SHA-256 failed");
-  }
-  return out;
+  return ThreadHasher().Update(a).Update(b).Final();
 }
 
 }  // namespace
@@ -50,22 +35,18 @@ void HashChain::UpdateLogits(std::span<const int32_t> logits) {
   if constexpr (std::endian::native == std::endian::little) {
     Update({reinterpret_cast<const uint8_t*>(logits.data()), logits.size_bytes()});
   } else {
-    EVP_MD_CTX* ctx = ThreadContext();
-    unsigned int len = 0;
-    bool ok = ctx != nullptr && EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) == 1 &&
-              EVP_DigestUpdate(ctx, state_.data(), state_.size()) == 1;
+    Sha256& hasher = ThreadHasher();
+    hasher.Update(state_);
     std::array<uint8_t, 4096> bytes;
-    for (size_t i = 0; ok && i < logits.size();) {
+    for (size_t i = 0; i < logits.size();) {
       size_t n = 0;
       for (; n < bytes.size() && i < logits.size(); n += 4, ++i) {
         const auto v = static_cast<uint32_t>(logits[i]);
         for (size_t b = 0; b < 4; ++b) bytes[n + b] = static_cast<uint8_t>(v >> (8 * b));
       }
-      ok = EVP_DigestUpdate(ctx, bytes.data(), n) == 1;
+      hasher.Update({bytes.data(), n});
     }
-    if (!ok || EVP_DigestFinal_ex(ctx, state_.data(), &len) != 1 || len != 32) {
-      throw std::runtime_error("SHA-256 failed");
-    }
+    state_ = hasher.Final();
   }
 }
 
@@ -78,15 +59,6 @@ void HashChain::UpdateToken(int64_t token_id) {
 
 std::string HashChain::Hex() const { return HexOf(state_); }
 
-std::string HexOf(const std::array<uint8_t, 32>& state) {
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  out.reserve(64);
-  for (uint8_t c : state) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 15]);
-  }
-  return out;
-}
+std::string HexOf(const std::array<uint8_t, 32>& state) { return HexLower(state); }
 
 }  // namespace dv

@@ -226,12 +226,6 @@ TensorData MakeTensorI8(std::vector<int64_t> shape, std::vector<int8_t> values) 
   return t;
 }
 
-void WriteFileAtomic(const std::string& path, std::span<const uint8_t> data) {
-  AtomicFileWriter out(path);
-  out.Write(data);
-  out.Commit();
-}
-
 void WriteSafetensors(const std::string& path, const std::map<std::string, TensorData>& tensors) {
   nlohmann::json header = nlohmann::json::object();
   uint64_t offset = 0;

@@ -10,12 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "base/expected_error.h"
+#include "base/file_io.h"
+
 namespace dv {
 
 // An expected failure reading or writing an artifact; what() is one line naming the file.
-class ArtifactError : public std::runtime_error {
+class ArtifactError : public ExpectedError {
  public:
-  using std::runtime_error::runtime_error;
+  using ExpectedError::ExpectedError;
 };
 
 enum class DType { kI8, kI16, kI32, kI64, kU8, kF16, kBF16, kF32, kF64, kBool, kOther };
@@ -78,9 +81,7 @@ TensorData MakeTensorI8(std::vector<int64_t> shape, std::vector<int8_t> values);
 
 // Writes tensors (names sorted, offsets in that order, header padded with spaces to a multiple
 // of 8) to `path` through a temporary file and a rename, so a crash leaves no partial file.
+// Throws FileError (base/file_io.h) when the file cannot be written.
 void WriteSafetensors(const std::string& path, const std::map<std::string, TensorData>& tensors);
-
-// Writes `text` to `path` atomically (temporary file + fsync + rename).
-void WriteFileAtomic(const std::string& path, std::span<const uint8_t> data);
 
 }  // namespace dv

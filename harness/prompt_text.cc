@@ -2,14 +2,17 @@
 
 #include <sys/stat.h>
 
-#include <fstream>
-#include <sstream>
-
+#include "base/file_io.h"
 #include "harness/config_runner.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 namespace dv::harness {
+namespace {
+
+constexpr size_t kMaxPromptTextBytes = 64 * kMiB;
+
+}  // namespace
 
 std::string PromptTokenizerPath(const Artifact& artifact) {
   const std::string own = artifact.dir() + "/tokenizer.json";
@@ -22,11 +25,10 @@ std::vector<int32_t> TokenizePromptText(const Scenario& scenario, const Artifact
   std::string text = scenario.prompt.text;
   if (!scenario.prompt.text_file.empty()) {
     const std::string path = ResolveScenarioPath(scenario, scenario.prompt.text_file);
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw ScenarioError(scenario.path + ": cannot read prompt.text_file '" + path + "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
+    std::string why;
+    if (!ReadFileBounded(path, kMaxPromptTextBytes, text, why)) {
+      throw ScenarioError(scenario.path + ": cannot read prompt.text_file '" + path + "': " + why);
+    }
   }
   if (scenario.prompt.chat) {
     text = tok::RenderQwen3Chat({{"user", text, std::nullopt}}, /*add_generation_prompt=*/true,

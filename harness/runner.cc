@@ -22,13 +22,13 @@
 #include "build_info.h"
 #include "db/run_store.h"
 #include "engine/backends/backend_registry.h"
-#include "engine/safetensors.h"
-#include "harness/canonical_json.h"
+#include "base/file_io.h"
+#include "base/canonical_json.h"
 #include "harness/config_runner.h"
 #include "harness/emulated_platform.h"
-#include "harness/fingerprint.h"
+#include "fingerprint/fingerprint.h"
 #include "harness/progress.h"
-#include "harness/run_table.h"
+#include "verdict/run_table.h"
 
 namespace dv::harness {
 namespace {
@@ -217,7 +217,7 @@ int RunScenario(const RunnerOptions& o) {
   Progress progress(stderr);
   const ResolvedModel model = ResolveModel(scenario);
   const std::vector<int32_t> prompt = ResolvePrompt(scenario, *model.artifact);  // fail early on a bad prompt
-  const nlohmann::json fp = CollectFingerprint();
+  const nlohmann::json fp = fingerprint::CollectFingerprint();
   db::MachineRecord machine{"", CanonicalJson(fp)};
   machine.id = db::ComputeMachineId(machine);
   db::ArtifactRecord artifact{model.artifact->sha256(), model.source, model.synthetic, model.artifact->config_sha256()};
@@ -289,14 +289,14 @@ int RunScenario(const RunnerOptions& o) {
     records.push_back(std::move(run));
   }
 
-  const RunTable table = BuildRunTable(scenario.name, records, scenario.expect);
+  const verdict::RunTable table = verdict::BuildRunTable(scenario.name, records, scenario.expect);
   if (o.json) {
-    nlohmann::json j = RunTableJson(table);
+    nlohmann::json j = verdict::RunTableJson(table);
     j["db"] = o.db_path;
     j["synthetic_model"] = model.synthetic;
     std::cout << j.dump(1) << "\n";
   } else {
-    std::printf("\n%s", RenderRunTableText(table).c_str());
+    std::printf("\n%s", verdict::RenderRunTableText(table).c_str());
     bool any_expect = false;
     for (const auto& e : scenario.expect) any_expect |= model.artifact->sha256().rfind(e.artifact, 0) == 0;
     if (!scenario.expect.empty() && !any_expect) {

@@ -2,13 +2,13 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
-#include "harness/canonical_json.h"
+#include "base/canonical_json.h"
+#include "base/file_io.h"
 
 namespace dv::harness {
 namespace {
@@ -100,6 +100,7 @@ class Reader {
 };
 
 constexpr int64_t kMaxSteps = 1 << 20;
+constexpr size_t kMaxScenarioBytes = 16 * kMiB;
 
 void ParseModel(const Reader& r, const YAML::Node& n, ModelSpec& m) {
   r.OnlyKeys(n, "model", {"artifact", "fallback", "fallback_seed"});
@@ -217,13 +218,13 @@ const Configuration* Scenario::Find(const std::string& config_name) const {
 }
 
 Scenario LoadScenario(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ScenarioError(path + ":1: cannot open the file");
-  std::stringstream ss;
-  ss << in.rdbuf();
+  std::string text, why;
+  if (!ReadFileBounded(path, kMaxScenarioBytes, text, why)) {
+    throw ScenarioError(path + ":1: cannot open the file" + (why == "no such file" ? "" : " (" + why + ")"));
+  }
   YAML::Node root;
   try {
-    root = YAML::Load(ss.str());
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw ScenarioError(path + ":" + std::to_string(e.mark.line + 1) + ": malformed YAML: " + e.msg);
   }
@@ -249,7 +250,7 @@ Scenario LoadScenario(const std::string& path) {
       if (!root["expect"].IsSequence()) r.Fail(root["expect"], "expect must be a list");
       for (const auto& e : root["expect"]) {
         r.OnlyKeys(e, "expect entry", {"artifact", "steps", "logits", "tokens"});
-        ExpectedHashes x;
+        verdict::ExpectedHashes x;
         if (!e["artifact"] || !e["logits"] || !e["tokens"]) r.Fail(e, "expect entry needs artifact, logits and tokens");
         x.artifact = r.Hex(e["artifact"], "expect.artifact", 12);
         x.logits = r.Hex(e["logits"], "expect.logits", 12);

@@ -8,13 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "base/expected_error.h"
 #include "engine/co_prompts.h"
+#include "verdict/expected_hashes.h"
 
 namespace dv::harness {
 
-class ScenarioError : public std::runtime_error {
+class ScenarioError : public ExpectedError {
  public:
-  using std::runtime_error::runtime_error;
+  using ExpectedError::ExpectedError;
 };
 
 struct ModelSpec {
@@ -54,15 +56,6 @@ struct Configuration {
   int line = 0;
 };
 
-// Published hashes for one artifact: rows whose artifact SHA-256 starts with `artifact` must end
-// with these chain prefixes after `steps` steps.
-struct ExpectedHashes {
-  std::string artifact;
-  int64_t steps = 0;
-  std::string logits;
-  std::string tokens;
-};
-
 struct Scenario {
   std::string path;  // the file it was read from
   std::string name;
@@ -71,7 +64,7 @@ struct Scenario {
   int64_t max_new = 0;
   CoPromptSpec co_prompts;
   int64_t timeout_s = 3600;
-  std::vector<ExpectedHashes> expect;
+  std::vector<verdict::ExpectedHashes> expect;
   std::vector<Configuration> configurations;
 
   const Configuration* Find(const std::string& config_name) const;

@@ -15,7 +15,7 @@ DivergenceRow MakeRow(const ScenarioResults& s, size_t i) {
   row.status = r.status;
   row.status_detail = r.status_detail;
   row.steps = r.n_steps;
-  if (const ChainDivergence* d = s.ComparisonFor(i)) {
+  if (const verdict::ChainDivergence* d = s.ComparisonFor(i)) {
     row.compared = true;
     row.divergence = *d;
     row.logits_text = d->logits_step ? "step " + std::to_string(*d->logits_step)
@@ -45,7 +45,7 @@ std::vector<DivergenceRow> DivergenceRows(const ScenarioResults& s) {
     if (s.runs[i].engine == "float") rows.push_back(MakeRow(s, i));
   }
   for (size_t i = 0; i < s.runs.size(); ++i) {
-    const ChainDivergence* d = s.ComparisonFor(i);
+    const verdict::ChainDivergence* d = s.ComparisonFor(i);
     if (s.runs[i].engine == "int8" && d != nullptr && !d->Identical())
       rows.push_back(MakeRow(s, i));
   }

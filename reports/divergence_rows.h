@@ -17,7 +17,7 @@ struct DivergenceRow {
   std::string configuration, device, machine_id, engine, status, status_detail;
   int64_t steps = 0;
   bool compared = false;  // false: no steps or no baseline, nothing to compare
-  ChainDivergence divergence;
+  verdict::ChainDivergence divergence;
   std::string logits_text;  // "step 17", or "never (same chain through step 31)"
   std::string tokens_text;  // "agree", or "leave at step 23"
 };

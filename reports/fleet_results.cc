@@ -6,35 +6,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/fingerprint.h"
+#include "fingerprint/fingerprint.h"
 #include "reports/report_error.h"
 
 namespace dv::reports {
 namespace {
 
-// The scenario's own published hashes, from the canonical text the runner stored
-// (harness::CanonicalScenarioText). A text without them gives none.
-std::vector<harness::ExpectedHashes> PublishedHashes(const db::ScenarioRecord& scenario) {
-  std::vector<harness::ExpectedHashes> out;
-  const nlohmann::json j = nlohmann::json::parse(scenario.canonical_text, nullptr, false);
-  if (!j.is_object() || !j.contains("expect") || !j["expect"].is_array()) return out;
-  for (const nlohmann::json& e : j["expect"]) {
-    if (!e.is_object()) continue;
-    harness::ExpectedHashes h;
-    h.artifact = e.value("artifact", "");
-    h.steps = e.value("steps", int64_t{0});
-    h.logits = e.value("logits", "");
-    h.tokens = e.value("tokens", "");
-    if (!h.artifact.empty() && h.steps > 0) out.push_back(h);
-  }
-  return out;
-}
-
 // The machine's short CPU name as the run table shows it, without the "(cpu)" backend mark.
 std::string CpuName(const db::MachineRecord& machine) {
   const nlohmann::json fp = nlohmann::json::parse(machine.fingerprint_json, nullptr, false);
   std::string label =
-      harness::DeviceLabel(fp.is_discarded() ? nlohmann::json::object() : fp, "cpu");
+      fingerprint::DeviceLabel(fp.is_discarded() ? nlohmann::json::object() : fp, "cpu");
   const std::string mark = " (cpu)";
   if (label.size() > mark.size() && label.ends_with(mark)) label.resize(label.size() - mark.size());
   return label;
@@ -62,7 +44,7 @@ std::vector<std::string> RowNames(const std::vector<db::RunRecord>& runs) {
 
 std::string ShortHash(const std::string& hex, size_t digits) { return hex.substr(0, digits); }
 
-const ChainDivergence* ScenarioResults::ComparisonFor(size_t run) const {
+const verdict::ChainDivergence* ScenarioResults::ComparisonFor(size_t run) const {
   for (const RowComparison& c : comparisons) {
     if (c.run == run) return &c.divergence;
   }
@@ -98,11 +80,11 @@ FleetResults LoadFleetResults(const db::RunStore& store, const std::string& scen
     ScenarioResults sr;
     sr.scenario = s;
     sr.label = name_count[s.name] > 1 ? s.name + " (id " + ShortHash(s.id, 8) + ")" : s.name;
-    sr.published = PublishedHashes(s);
+    sr.published = verdict::PublishedHashes(s.canonical_text);
     sr.runs = store.Runs(s.id, db::StepLoading::kWithSteps);
     sr.row_names = RowNames(sr.runs);
-    sr.table = harness::BuildRunTable(sr.label, sr.runs, sr.published);
-    sr.baseline = FindBaselineRun(sr.runs);
+    sr.table = verdict::BuildRunTable(sr.label, sr.runs, sr.published);
+    sr.baseline = verdict::FindBaselineRun(sr.runs);
     std::set<std::string> artifacts, machines;
     for (size_t i = 0; i < sr.runs.size(); ++i) {
       const db::RunRecord& r = sr.runs[i];
@@ -113,7 +95,7 @@ FleetResults LoadFleetResults(const db::RunStore& store, const std::string& scen
       specs.insert(r.spec_version);
       sr.steps = std::max(sr.steps, r.n_steps);
       if (sr.baseline && i != *sr.baseline && !r.steps.empty()) {
-        sr.comparisons.push_back({i, CompareChains(sr.runs[*sr.baseline].steps, r.steps)});
+        sr.comparisons.push_back({i, verdict::CompareChains(sr.runs[*sr.baseline].steps, r.steps)});
       }
     }
     sr.artifact_ids.assign(artifacts.begin(), artifacts.end());

@@ -9,25 +9,25 @@
 #include <vector>
 
 #include "db/run_store.h"
-#include "harness/run_table.h"
-#include "harness/scenario.h"
-#include "reports/divergence.h"
+#include "verdict/divergence.h"
+#include "verdict/expected_hashes.h"
+#include "verdict/run_table.h"
 
 namespace dv::reports {
 
 struct RowComparison {
   size_t run = 0;              // index into ScenarioResults::runs
-  ChainDivergence divergence;  // against the baseline run
+  verdict::ChainDivergence divergence;  // against the baseline run
 };
 
 struct ScenarioResults {
   db::ScenarioRecord scenario;
   std::string label;  // the name; "name (id 1a2b3c4d)" when two scenarios in the DB share it
-  std::vector<harness::ExpectedHashes> published;  // the scenario's own `expect` list
+  std::vector<verdict::ExpectedHashes> published;  // the scenario's own `expect` list
   std::vector<db::RunRecord> runs;                 // in RunStore::Runs order, with steps
   std::vector<std::string> row_names;  // per run, unique within the scenario: the configuration,
                                        // "configuration @ cpu id8" when several machines ran it
-  harness::RunTable table;             // BuildRunTable(runs, published)
+  verdict::RunTable table;             // BuildRunTable(runs, published)
   std::optional<size_t> baseline;      // FindBaselineRun(runs)
   std::vector<RowComparison> comparisons;  // every other run with steps, against the baseline
   std::vector<std::string> artifact_ids;   // the distinct artifacts of the runs, sorted
@@ -36,7 +36,7 @@ struct ScenarioResults {
 
   // The comparison of run `run` with the baseline, or nullptr (the baseline itself, a run
   // without steps, no baseline).
-  const ChainDivergence* ComparisonFor(size_t run) const;
+  const verdict::ChainDivergence* ComparisonFor(size_t run) const;
 };
 
 struct FleetResults {

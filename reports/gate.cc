@@ -2,14 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "base/file_io.h"
 #include "reports/report_error.h"
 
 namespace dv::reports {
@@ -68,7 +67,7 @@ std::pair<std::string, std::string> ChainsAfter(const db::RunRecord& run, int64_
   return {s.logits_chain, s.token_chain};
 }
 
-std::string Divergence(const ChainDivergence& d, const std::string& baseline) {
+std::string Divergence(const verdict::ChainDivergence& d, const std::string& baseline) {
   std::string text;
   if (d.logits_step) {
     text = "logits chain leaves " + baseline + "'s at step " + std::to_string(*d.logits_step);
@@ -145,7 +144,7 @@ ScenarioGate GateScenario(const ScenarioResults& s, const std::vector<ExpectEntr
   // step where it leaves the baseline's chains.
   if (g.Disagrees() && s.baseline) {
     const db::RunRecord& base = s.runs[*s.baseline];
-    std::map<size_t, const ChainDivergence*> by_run;
+    std::map<size_t, const verdict::ChainDivergence*> by_run;
     for (const RowComparison& c : s.comparisons) by_run[c.run] = &c.divergence;
     for (size_t i = 0; i < s.runs.size(); ++i) {
       const db::RunRecord& r = s.runs[i];
@@ -248,12 +247,11 @@ std::vector<ExpectEntry> ParseExpect(const std::string& text, const std::string&
 }
 
 std::vector<ExpectEntry> LoadExpectFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ReportError(path + ": cannot read the --expect file");
-  std::stringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw ReportError(path + ": cannot read the --expect file");
-  return ParseExpect(text.str(), path);
+  std::string text, why;
+  if (!ReadFileBounded(path, 16 * kMiB, text, why)) {
+    throw ReportError(path + ": cannot read the --expect file (" + why + ")");
+  }
+  return ParseExpect(text, path);
 }
 
 GateResult EvaluateGate(const FleetResults& fleet, const GateOptions& options) {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/scenario.h"
+#include "verdict/expected_hashes.h"
 #include "reports/fleet_results.h"
 
 namespace dv::reports {
@@ -18,7 +18,7 @@ namespace dv::reports {
 // whose SHA-256 starts with hashes.artifact must show after hashes.steps steps.
 struct ExpectEntry {
   std::string scenario;            // the scenario's name; "" applies to every scenario
-  harness::ExpectedHashes hashes;  // artifact prefix, steps, logits and tokens prefixes
+  verdict::ExpectedHashes hashes;  // artifact prefix, steps, logits and tokens prefixes
 };
 
 // Parses an --expect document (docs/ci.md): one object

@@ -98,7 +98,7 @@ void RenderHeader(const FleetResults& fleet, std::string& out) {
 }
 
 void RenderScenario(const ScenarioResults& s, const ScenarioGate& gate, std::string& out) {
-  const harness::RunTable& t = s.table;
+  const verdict::RunTable& t = s.table;
   out += "<section class=\"scenario\" id=\"scenario-" + E(s.scenario.id.substr(0, 16)) + "\">";
   out += "<h2>Scenario " + E(s.label) + " <span class=\"badge " +
          (gate.passed ? "ok\">gate: pass" : "fail\">gate: fail") + "</span></h2>";
@@ -117,7 +117,7 @@ void RenderScenario(const ScenarioResults& s, const ScenarioGate& gate, std::str
   for (const std::string& head : heads) out += "<th>" + E(head) + "</th>";
   out += "</tr></thead><tbody>";
   for (size_t i = 0; i < t.rows.size(); ++i) {
-    const harness::TableRow& r = t.rows[i];
+    const verdict::TableRow& r = t.rows[i];
     out += "<tr><td>" + E(r.device) + "</td><td>" + Hash(r.machine_id, 8) + "</td><td>" +
            E(r.configuration) + "</td><td class=\"" + StatusClass(r.status) + "\">" + E(r.status) +
            "</td><td>" + (r.engine == "int8" ? Hash(r.logits_chain) : "") + "</td><td>" +

@@ -43,7 +43,7 @@ void RenderHeader(const FleetResults& fleet, std::string& out) {
 }
 
 void RenderScenario(const ScenarioResults& s, const ScenarioGate& gate, std::string& out) {
-  const harness::RunTable& t = s.table;
+  const verdict::RunTable& t = s.table;
   out += "## Scenario " + Code(s.label) + "\n\n";
   out += "scenario id " + Code(s.scenario.id) + " \u00b7 " + std::to_string(s.steps) +
          " steps \u00b7 artifact " +
@@ -61,7 +61,7 @@ void RenderScenario(const ScenarioResults& s, const ScenarioGate& gate, std::str
   out += "| device | machine | configuration | status | int8 hash" + at + " | float hash" + at +
          " | tokens" + at + " | published |\n|---|---|---|---|---|---|---|---|\n";
   for (size_t i = 0; i < t.rows.size(); ++i) {
-    const harness::TableRow& r = t.rows[i];
+    const verdict::TableRow& r = t.rows[i];
     const std::string h = Code(ShortHash(r.logits_chain));
     out += "| " + Cell(r.device) + " | " + Code(ShortHash(r.machine_id, 8)) + " | " +
            Cell(r.configuration) + " | " + Cell(r.status) + " | " + (r.engine == "int8" ? h : "") +

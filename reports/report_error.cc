@@ -13,6 +13,6 @@ std::string OneLine(std::string text) {
 
 }  // namespace
 
-ReportError::ReportError(const std::string& message) : std::runtime_error(OneLine(message)) {}
+ReportError::ReportError(const std::string& message) : ExpectedError(OneLine(message)) {}
 
 }  // namespace dv::reports

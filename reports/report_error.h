@@ -3,12 +3,13 @@
 // ReportError with a one-line message "<file>: <problem>" that the CLI prints as-is.
 #pragma once
 
-#include <stdexcept>
 #include <string>
+
+#include "base/expected_error.h"
 
 namespace dv::reports {
 
-class ReportError : public std::runtime_error {
+class ReportError : public ExpectedError {
  public:
   // `message` is flattened to one line (newlines become spaces).
   explicit ReportError(const std::string& message);

@@ -5,12 +5,12 @@
 #include <array>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <sstream>
 #include <unordered_map>
 #include <vector>
 
+#include "base/file_io.h"
 #include "tokenizer/added_tokens.h"
 #include "tokenizer/bpe_merges.h"
 #include "tokenizer/byte_level.h"
@@ -28,6 +28,9 @@ namespace dv::tok {
 namespace {
 
 // The bundled tokenizer is xz-compressed (tokenizer/data/); liblzma inflates it in memory.
+// Qwen3's tokenizer.json is 11 MB; a bound far above any real tokenizer, and below memory.
+constexpr size_t kMaxTokenizerFileBytes = 512 * kMiB;
+
 std::string DecompressXz(const std::string& packed, const std::string& path) {
   lzma_stream strm = LZMA_STREAM_INIT;
   if (lzma_stream_decoder(&strm, UINT64_MAX, 0) != LZMA_OK) {
@@ -97,19 +100,18 @@ void Tokenizer::Model::EncodeSegment(std::string_view segment, std::vector<int32
 Tokenizer::Tokenizer(std::shared_ptr<const Model> model) : model_(std::move(model)) {}
 
 std::string ReadTokenizerText(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    throw TokenizerError(path +
-                         ": no such file (set DETVERIFY_TOKENIZER to a Qwen3 tokenizer.json)");
+  std::string contents, why;
+  if (!ReadFileBounded(path, kMaxTokenizerFileBytes, contents, why)) {
+    if (why == "no such file") {
+      throw TokenizerError(path +
+                           ": no such file (set DETVERIFY_TOKENIZER to a Qwen3 tokenizer.json)");
+    }
+    throw TokenizerError(path + ": cannot read the file (" + why + ")");
   }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  if (!in || !contents) throw TokenizerError(path + ": cannot read the file");
   if (path.size() > 3 && path.compare(path.size() - 3, 3, ".xz") == 0) {
-    return DecompressXz(contents.str(), path);
+    return DecompressXz(contents, path);
   }
-  return contents.str();
+  return contents;
 }
 
 Tokenizer Tokenizer::FromFile(const std::string& path) {

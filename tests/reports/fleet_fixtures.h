@@ -122,17 +122,17 @@ inline db::MachineRecord MakeMachine(const std::string& cpu_model) {
 }
 
 inline db::ArtifactRecord MakeArtifact(const std::string& source = "synthetic:qwen3-tiny seed=0") {
-  return db::ArtifactRecord{db::Sha256Hex("model.safetensors of " + source), source, true,
-                            db::Sha256Hex("config.json")};
+  return db::ArtifactRecord{dv::Sha256Hex("model.safetensors of " + source), source, true,
+                            dv::Sha256Hex("config.json")};
 }
 
 // `n` steps of chains that follow from `seed` alone.
 inline std::vector<db::StepRecord> MakeSteps(const std::string& seed, int64_t n) {
   std::vector<db::StepRecord> steps;
-  std::string logits = db::Sha256Hex("logits " + seed), token = db::Sha256Hex("token " + seed);
+  std::string logits = dv::Sha256Hex("logits " + seed), token = dv::Sha256Hex("token " + seed);
   for (int64_t i = 0; i < n; ++i) {
-    logits = db::Sha256Hex(logits + std::to_string(i));
-    token = db::Sha256Hex(token + std::to_string(i));
+    logits = dv::Sha256Hex(logits + std::to_string(i));
+    token = dv::Sha256Hex(token + std::to_string(i));
     steps.push_back({i, (i * 7919 + 13) % 151936, logits, token});
   }
   return steps;
@@ -150,11 +150,11 @@ inline std::vector<db::StepRecord> DepartFrom(const std::vector<db::StepRecord>&
     const auto step = static_cast<int64_t>(i);
     if (logits_at && step >= *logits_at) {
       const std::string prev = i == 0 ? seed : steps[i - 1].logits_chain;
-      steps[i].logits_chain = db::Sha256Hex(prev + " logits " + seed + std::to_string(i));
+      steps[i].logits_chain = dv::Sha256Hex(prev + " logits " + seed + std::to_string(i));
     }
     if (tokens_at && step >= *tokens_at) {
       const std::string prev = i == 0 ? seed : steps[i - 1].token_chain;
-      steps[i].token_chain = db::Sha256Hex(prev + " token " + seed + std::to_string(i));
+      steps[i].token_chain = dv::Sha256Hex(prev + " token " + seed + std::to_string(i));
       steps[i].token_id = (steps[i].token_id + 1) % 151936;
     }
   }

@@ -10,7 +10,7 @@
 
 #include "db/records.h"
 
-namespace dv::reports {
+namespace dv::verdict {
 
 struct ChainDivergence {
   int64_t compared_steps = 0;          // min of the two runs' step counts
@@ -35,4 +35,4 @@ bool IsBatchOneRun(const db::RunRecord& run);
 // order of `runs`.
 std::optional<size_t> FindBaselineRun(const std::vector<db::RunRecord>& runs);
 
-}  // namespace dv::reports
+}  // namespace dv::verdict

@@ -1,11 +1,11 @@
-#include "harness/run_table.h"
+#include "verdict/run_table.h"
 
 #include <algorithm>
 #include <set>
 
-#include "harness/fingerprint.h"
+#include "fingerprint/fingerprint.h"
 
-namespace dv::harness {
+namespace dv::verdict {
 namespace {
 
 // Display width of UTF-8 text: code points, with the two emoji marks counted as 2 columns.
@@ -34,7 +34,7 @@ RunTable BuildRunTable(const std::string& scenario_name, const std::vector<db::R
   for (const db::RunRecord& r : runs) {
     TableRow row;
     nlohmann::json fp = nlohmann::json::parse(r.machine.fingerprint_json, nullptr, false);
-    row.device = DeviceLabel(fp.is_discarded() ? nlohmann::json::object() : fp, r.backend);
+    row.device = fingerprint::DeviceLabel(fp.is_discarded() ? nlohmann::json::object() : fp, r.backend);
     row.machine_id = r.machine.id;
     row.configuration = r.configuration;
     row.engine = r.engine;
@@ -130,4 +130,4 @@ nlohmann::json RunTableJson(const RunTable& t) {
   return j;
 }
 
-}  // namespace dv::harness
+}  // namespace dv::verdict

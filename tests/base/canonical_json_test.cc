@@ -1,10 +1,10 @@
-#include "harness/canonical_json.h"
+#include "base/canonical_json.h"
 
 #include <stdexcept>
 
 #include <gtest/gtest.h>
 
-namespace dv::harness {
+namespace dv {
 namespace {
 
 TEST(CanonicalJsonTest, SortsKeysAndOmitsWhitespace) {
@@ -37,16 +37,16 @@ TEST(CanonicalJsonTest, RejectsFloatsNamingThePointer) {
   try {
     CanonicalJson(value);
     FAIL() << "a float was accepted";
-  } catch (const std::invalid_argument& e) {
+  } catch (const CanonicalJsonError& e) {
     EXPECT_NE(std::string(e.what()).find("/a/b/1"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(CanonicalJson(1.0), std::invalid_argument);
-  EXPECT_THROW(CanonicalJson(nlohmann::json::parse("[0.0]")), std::invalid_argument);
+  EXPECT_THROW(CanonicalJson(1.0), CanonicalJsonError);
+  EXPECT_THROW(CanonicalJson(nlohmann::json::parse("[0.0]")), CanonicalJsonError);
 }
 
 TEST(CanonicalJsonTest, RejectsInvalidUtf8) {
-  EXPECT_THROW(CanonicalJson(nlohmann::json("\xff\xfe")), std::invalid_argument);
+  EXPECT_THROW(CanonicalJson(nlohmann::json("\xff\xfe")), CanonicalJsonError);
 }
 
 }  // namespace
-}  // namespace dv::harness
+}  // namespace dv

@@ -1,4 +1,4 @@
-#include "harness/fingerprint.h"
+#include "fingerprint/fingerprint.h"
 
 #include <stdlib.h>
 
@@ -6,9 +6,9 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/canonical_json.h"
+#include "base/canonical_json.h"
 
-namespace dv::harness {
+namespace dv::fingerprint {
 namespace {
 
 bool IsLowerHex(const std::string& text) {
@@ -93,7 +93,7 @@ TEST(FingerprintTest, MachineIdKnownValue) {
   // SHA-256 of the canonical text {"a":1}.
   EXPECT_EQ(MachineId(nlohmann::json{{"a", 1}}),
             "015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862");
-  EXPECT_THROW(MachineId(nlohmann::json{{"a", 1.5}}), std::invalid_argument);
+  EXPECT_THROW(MachineId(nlohmann::json{{"a", 1.5}}), CanonicalJsonError);
 }
 
 TEST(FingerprintTest, EmulatedFlagFollowsEnvironment) {
@@ -129,4 +129,4 @@ TEST(FingerprintTest, DeviceLabelShortensCommonModelNames) {
 }
 
 }  // namespace
-}  // namespace dv::harness
+}  // namespace dv::fingerprint

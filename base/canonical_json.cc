@@ -1,8 +1,6 @@
-#include "harness/canonical_json.h"
+#include "base/canonical_json.h"
 
-#include <stdexcept>
-
-namespace dv::harness {
+namespace dv {
 namespace {
 
 // Escapes a key for use in a JSON pointer (RFC 6901: '~' -> "~0", '/' -> "~1").
@@ -23,12 +21,12 @@ std::string PointerToken(const std::string& key) {
 void RejectNonCanonical(const nlohmann::json& value, const std::string& pointer) {
   switch (value.type()) {
     case nlohmann::json::value_t::number_float:
-      throw std::invalid_argument("canonical JSON: " + (pointer.empty() ? "/" : pointer) +
-                                  " is a floating-point number; hashed content must use integers "
-                                  "or strings");
+      throw CanonicalJsonError("canonical JSON: " + (pointer.empty() ? "/" : pointer) +
+                               " is a floating-point number; hashed content must use integers "
+                               "or strings");
     case nlohmann::json::value_t::binary:
-      throw std::invalid_argument("canonical JSON: " + (pointer.empty() ? "/" : pointer) +
-                                  " is a binary value");
+      throw CanonicalJsonError("canonical JSON: " + (pointer.empty() ? "/" : pointer) +
+                               " is a binary value");
     case nlohmann::json::value_t::object:
       for (const auto& [key, item] : value.items()) {
         RejectNonCanonical(item, pointer + "/" + PointerToken(key));
@@ -44,6 +42,16 @@ void RejectNonCanonical(const nlohmann::json& value, const std::string& pointer)
   }
 }
 
+bool HoldsOnlyExactValues(const nlohmann::json& value) {
+  if (value.is_number_float() || value.is_binary()) return false;
+  if (value.is_structured()) {
+    for (const nlohmann::json& child : value) {
+      if (!HoldsOnlyExactValues(child)) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string CanonicalJson(const nlohmann::json& value) {
@@ -54,8 +62,19 @@ std::string CanonicalJson(const nlohmann::json& value) {
   try {
     return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::strict);
   } catch (const nlohmann::json::type_error&) {
-    throw std::invalid_argument("canonical JSON: a string is not valid UTF-8");
+    throw CanonicalJsonError("canonical JSON: a string is not valid UTF-8");
   }
 }
 
-}  // namespace dv::harness
+bool IsCanonicalJson(std::string_view json_text) {
+  const nlohmann::json value =
+      nlohmann::json::parse(json_text.begin(), json_text.end(), nullptr, false);
+  if (value.is_discarded() || !HoldsOnlyExactValues(value)) return false;
+  try {
+    return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::strict) == json_text;
+  } catch (const nlohmann::json::exception&) {  // invalid UTF-8 inside a string
+    return false;
+  }
+}
+
+}  // namespace dv

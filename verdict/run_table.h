@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "db/records.h"
-#include "harness/scenario.h"
+#include "verdict/expected_hashes.h"
 
-namespace dv::harness {
+namespace dv::verdict {
 
 struct TableRow {
   std::string device;         // from the machine's fingerprint
@@ -41,4 +41,4 @@ RunTable BuildRunTable(const std::string& scenario_name, const std::vector<db::R
 std::string RenderRunTableText(const RunTable& table, size_t hex_digits = 12);
 nlohmann::json RunTableJson(const RunTable& table);
 
-}  // namespace dv::harness
+}  // namespace dv::verdict

@@ -1,10 +1,9 @@
-#include "harness/fingerprint.h"
+#include "fingerprint/fingerprint.h"
 
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 #ifndef DV_FINGERPRINT_WITHOUT_SQLITE
 #include <sqlite3.h>
 #endif
@@ -12,9 +11,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
-#include <stdexcept>
 #include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -25,26 +22,27 @@
 #endif
 
 #include "build_info.h"
-#include "harness/canonical_json.h"
+#include "base/canonical_json.h"
+#include "base/file_io.h"
+#include "base/sha256.h"
 
 #ifndef DV_YAML_CPP_VERSION
 #define DV_YAML_CPP_VERSION "unknown"
 #endif
 
-namespace dv::harness {
+namespace dv::fingerprint {
 namespace {
 
 constexpr const char* kUnknown = "unknown";
 // Report-table labels are cut at this many characters (before the "(cpu)" suffix).
 constexpr size_t kMaxLabelChars = 28;
 
-// Whole small text file, or "" when it cannot be read (/proc files report size 0, so stream).
+// Whole small text file, or "" when it cannot be read (/proc files report size 0; the read
+// goes to their end, bounded).
 std::string ReadSmallFile(const char* path) {
-  std::ifstream in(path);
-  if (!in) return {};
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::string text, error;
+  if (!ReadFileBounded(path, 16 * kMiB, text, error)) return {};
+  return text;
 }
 
 std::string Trim(std::string_view text) {
@@ -305,22 +303,6 @@ std::string OsName(const utsname& uts) {
   return Printable(uts.sysname);
 }
 
-std::string Sha256Hex(std::string_view bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr) != 1) {
-    throw std::runtime_error("MachineId: SHA-256 failed in OpenSSL");
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(2 * size);
-  for (unsigned int i = 0; i < size; ++i) {
-    hex.push_back(kHex[digest[i] >> 4]);
-    hex.push_back(kHex[digest[i] & 0x0F]);
-  }
-  return hex;
-}
-
 // Trade-mark signs, clock speed, core count and filler words removed, capped in length:
 // "Intel(R) Xeon(R) Platinum 8480+ CPU @ 2.00GHz" -> "Intel Xeon Platinum 8480+";
 // "AMD EPYC 9654 96-Core Processor" -> "AMD EPYC 9654".
@@ -414,4 +396,4 @@ std::string DeviceLabel(const nlohmann::json& fingerprint, std::string_view back
   return cpu + " (cpu)";
 }
 
-}  // namespace dv::harness
+}  // namespace dv::fingerprint

@@ -1,11 +1,11 @@
-#include "reports/divergence.h"
+#include "verdict/divergence.h"
 
 #include <algorithm>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 
-namespace dv::reports {
+namespace dv::verdict {
 namespace {
 
 int BackendRank(std::string_view backend) {
@@ -63,4 +63,4 @@ std::optional<size_t> FindBaselineRun(const std::vector<db::RunRecord>& runs) {
   return best;
 }
 
-}  // namespace dv::reports
+}  // namespace dv::verdict

@@ -27,7 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace dv::harness {
+namespace dv::fingerprint {
 
 inline constexpr int kFingerprintVersion = 1;
 
@@ -39,7 +39,7 @@ inline constexpr int kFingerprintVersion = 1;
 // through). Never throws for missing /proc files; fields fall back to "unknown" or 0.
 nlohmann::json CollectFingerprint(nlohmann::json gpu = nullptr);
 
-// Lowercase hex SHA-256 of CanonicalJson(fingerprint). Throws std::invalid_argument when the
+// Lowercase hex SHA-256 of CanonicalJson(fingerprint). Throws CanonicalJsonError when the
 // fingerprint holds a float.
 std::string MachineId(const nlohmann::json& fingerprint);
 
@@ -48,4 +48,4 @@ std::string MachineId(const nlohmann::json& fingerprint);
 // fingerprint has one. Never empty; tolerant of fingerprints with missing keys.
 std::string DeviceLabel(const nlohmann::json& fingerprint, std::string_view backend = "cpu");
 
-}  // namespace dv::harness
+}  // namespace dv::fingerprint
