@@ -128,7 +128,8 @@ bool ResetPeakRss() {
   return std::fclose(f) == 0 && ok;
 }
 
-// Both engines have the same forward-call shape: a cache per row, rows of ids, logits out.
+// Both engines have the same forward-call shape: a cache per row, rows of ids, logits out. The
+// integer engine's K/V storage comes from its backend.
 template <typename Model>
 struct EngineTypes;
 template <>
@@ -136,22 +137,28 @@ struct EngineTypes<IntQwen3> {
   using Cache = KvCache;
   using Row = ForwardRow;
   using Logit = int32_t;
+  static std::unique_ptr<Cache> MakeCache(IntQwen3& model, int64_t capacity) {
+    return std::make_unique<KvCache>(model.config(), capacity, model.backend());
+  }
 };
 template <>
 struct EngineTypes<FloatQwen3> {
   using Cache = FloatKvCache;
   using Row = FloatForwardRow;
   using Logit = float;
+  static std::unique_ptr<Cache> MakeCache(FloatQwen3& model, int64_t capacity) {
+    return std::make_unique<FloatKvCache>(model.config(), capacity);
+  }
 };
 
 template <typename Model>
 double PrefillSeconds(Model& model, int64_t tokens, uint64_t seed) {
   using T = EngineTypes<Model>;
   const auto& c = model.config();
-  typename T::Cache cache(c, tokens);
+  const std::unique_ptr<typename T::Cache> cache = T::MakeCache(model, tokens);
   const std::vector<int32_t> ids = BenchTokens(tokens, c.vocab, seed);
   std::vector<typename T::Logit> logits(static_cast<size_t>(c.vocab));
-  typename T::Row row{&cache, ids.data(), tokens, logits.data(), nullptr};
+  typename T::Row row{cache.get(), ids.data(), tokens, logits.data(), nullptr};
   const auto t0 = Clock::now();
   model.Forward({&row, 1});
   return Seconds(t0);
@@ -169,7 +176,7 @@ double DecodeSeconds(Model& model, int64_t batch, int64_t context, int64_t steps
   std::vector<int32_t> next(static_cast<size_t>(batch));
   std::vector<typename T::Row> rows;
   for (int64_t r = 0; r < batch; ++r) {
-    caches.push_back(std::make_unique<typename T::Cache>(c, context + steps));
+    caches.push_back(T::MakeCache(model, context + steps));
     prompts.push_back(BenchTokens(context, c.vocab, seed + static_cast<uint64_t>(r)));
     logits.emplace_back(static_cast<size_t>(c.vocab));
     rows.push_back(

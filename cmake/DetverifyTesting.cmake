@@ -16,7 +16,8 @@ function(dv_add_test)
   endif()
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
-  target_include_directories(${T_NAME} PRIVATE ${CMAKE_SOURCE_DIR})
+  # tests/ headers (support, fixtures) as "tests/..."; a module's headers come with its LIBS.
+  dv_module_headers(${T_NAME} tests PRIVATE)
   dv_set_warnings(${T_NAME})
   gtest_discover_tests(${T_NAME} DISCOVERY_TIMEOUT 60)
   # gtest_discover_tests (CMake 3.25) writes a list-valued PROPERTIES entry as separate arguments

@@ -8,10 +8,8 @@ add_custom_target(dv_git_commit
   COMMAND ${CMAKE_COMMAND} ${_dv_commit_args}
   BYPRODUCTS ${CMAKE_BINARY_DIR}/generated/git_commit.h
   VERBATIM)
-# Every target that includes build_info.h (it includes git_commit.h) depends on dv_git_commit.
-function(dv_uses_build_info target)
-  add_dependencies(${target} dv_git_commit)
-endfunction()
+# Targets that include build_info.h link dv_build_info (cmake/DetverifyModules.cmake), which
+# depends on dv_git_commit.
 string(TOUPPER "${CMAKE_BUILD_TYPE}" _dv_bt)
 set(DETVERIFY_CXX_FLAGS "${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${_dv_bt}}")
 string(STRIP "${DETVERIFY_CXX_FLAGS}" DETVERIFY_CXX_FLAGS)

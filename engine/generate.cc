@@ -64,7 +64,7 @@ std::vector<RowResult> GenerateGreedy(IntQwen3& model,
           "prompt + max_new exceeds 47104 slots, the most a row may hold "
           "(docs/SPEC.md §6.4)");
     }
-    st[r].cache = std::make_unique<KvCache>(c, capacity);
+    st[r].cache = std::make_unique<KvCache>(c, capacity, model.backend());
     st[r].logits.resize(static_cast<size_t>(c.vocab));
     results[r].tokens.reserve(static_cast<size_t>(options.max_new));
     st[r].logits_states.reserve(static_cast<size_t>(options.max_new));

@@ -43,13 +43,13 @@ void TraceScoresAndExps(const int8_t* q8, const KvHeadView& kv, int64_t visible,
 
 }  // namespace
 
-KvCache::KvCache(const ModelConfig& config, int64_t capacity)
+KvCache::KvCache(const ModelConfig& config, int64_t capacity, Backend& backend)
     : n_kv_(config.n_kv_heads),
       head_dim_(config.head_dim),
       capacity_(capacity),
       head_bytes_(KvPaddedSlots(capacity) * KvPaddedDim(config.head_dim)),
-      k_(Sz(config.n_layers * n_kv_ * head_bytes_)),
-      v_(Sz(config.n_layers * n_kv_ * head_bytes_)) {}
+      k_(backend.AllocateKvStorage(Sz(config.n_layers * n_kv_ * head_bytes_))),
+      v_(backend.AllocateKvStorage(Sz(config.n_layers * n_kv_ * head_bytes_))) {}
 
 void KvCache::Write(int64_t layer, int64_t kv_head, int64_t slot, const int8_t* k8,
                     const int8_t* v8) {

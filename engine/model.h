@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "engine/backends/backend.h"
-#include "engine/backends/cpu_weight_arena.h"
 #include "engine/dyadic.h"
 #include "engine/model_weights.h"
 
@@ -20,10 +19,10 @@ namespace dv {
 
 // The int8 K/V cache of one row: per (layer, KV head) a K and a V region in the decode layout
 // of engine/backends/row_ops.h (KvKOffset, KvVOffset). A slot is written once, when its token
-// passes the layer, and never modified.
+// passes the layer, and never modified. Its memory comes from the backend that reads it.
 class KvCache {
  public:
-  KvCache(const ModelConfig& config, int64_t capacity);
+  KvCache(const ModelConfig& config, int64_t capacity, Backend& backend);
   int64_t length() const { return length_; }
   int64_t capacity() const { return capacity_; }
   KvHeadView view(int64_t layer, int64_t kv_head) const {
@@ -39,10 +38,10 @@ class KvCache {
     return static_cast<size_t>((layer * n_kv_ + kv_head) * head_bytes_);
   }
   int64_t n_kv_, head_dim_, capacity_, head_bytes_;
-  int8_t* K() const { return reinterpret_cast<int8_t*>(k_.data()); }
-  int8_t* V() const { return reinterpret_cast<int8_t*>(v_.data()); }
+  int8_t* K() const { return reinterpret_cast<int8_t*>(k_->data()); }
+  int8_t* V() const { return reinterpret_cast<int8_t*>(v_->data()); }
   int64_t length_ = 0;
-  HugePageBuffer k_, v_;  // zero-filled: padding bytes of the layout stay 0
+  std::unique_ptr<KvStorage> k_, v_;  // zero-filled: padding bytes of the layout stay 0
 };
 
 // Receives intermediate tensors of a single-row forward call, for locating the first operation

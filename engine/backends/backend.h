@@ -4,6 +4,7 @@
 // reference backend's bits.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -35,6 +36,20 @@ class RangeFn {
   }
   void* obj_;
   void (*call_)(void*, int64_t, int64_t, int);
+};
+
+// The bytes of one row's K/V cache (engine/model.h KvCache), in memory the backend's kernels
+// read: zero-filled, 64-byte aligned, valid while the object lives. Each backend decides where it
+// lives (the cpu backend: huge pages; a GPU backend: device memory).
+class KvStorage {
+ public:
+  virtual ~KvStorage() = default;
+  uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ protected:
+  uint8_t* data_ = nullptr;
+  size_t size_ = 0;
 };
 
 // A weight matrix in the layout a backend's kernels read. Created once at load time.
@@ -79,6 +94,10 @@ class Backend {
     static const RowOps plain;
     return plain;
   }
+
+  // `bytes` of zero-filled K/V cache storage. The default is ordinary heap memory. Throws
+  // std::bad_alloc when the memory cannot be had.
+  virtual std::unique_ptr<KvStorage> AllocateKvStorage(size_t bytes);
 };
 
 }  // namespace dv

@@ -33,6 +33,19 @@ class CpuPackedWeight final : public PackedWeight {
 // Products fused into one parallel region at most (q, k, v is three).
 constexpr size_t kMaxFused = 4;
 
+// The K/V cache in huge pages: a decode step reads every row's cache from cold memory, and on
+// 4 KiB pages each head's few KiB cost a page walk (cpu_weight_arena.h, HugePageBuffer).
+class HugePageKvStorage final : public KvStorage {
+ public:
+  explicit HugePageKvStorage(size_t bytes) : buffer_(bytes) {
+    data_ = buffer_.data();
+    size_ = bytes;
+  }
+
+ private:
+  HugePageBuffer buffer_;
+};
+
 class CpuBackendImpl final : public CpuBackend {
  public:
   CpuBackendImpl(int threads, CpuIsa isa, bool huge_pages)
@@ -48,6 +61,9 @@ class CpuBackendImpl final : public CpuBackend {
   int64_t packed_weight_bytes() const override { return arena_->allocated_bytes(); }
   bool huge_pages() const override { return arena_->huge_pages(); }
   const RowOps& row_ops() const override { return row_ops_; }
+  std::unique_ptr<KvStorage> AllocateKvStorage(size_t bytes) override {
+    return std::make_unique<HugePageKvStorage>(bytes);
+  }
 
   ReadBandwidthSample MeasureReadBandwidth(int64_t bytes, int repeats, bool huge_pages) override {
     bytes = bytes / 4096 * 4096;

@@ -1,6 +1,7 @@
 #include "engine/backends/reference_backend.h"
 
 #include <cstring>
+#include <new>
 
 namespace dv {
 namespace {
@@ -57,5 +58,26 @@ void MatmulI8Ref(const int8_t* a, int64_t m, int64_t k, const int8_t* w8t, int64
 }
 
 std::unique_ptr<Backend> MakeReferenceBackend() { return std::make_unique<ReferenceBackend>(); }
+
+namespace {
+
+// Zeroed heap memory, aligned for the widest vector loads a kernel might use on it.
+class HeapKvStorage final : public KvStorage {
+ public:
+  explicit HeapKvStorage(size_t bytes) {
+    constexpr std::align_val_t kAlign{64};
+    const size_t n = bytes > 0 ? bytes : 1;
+    data_ = static_cast<uint8_t*>(::operator new(n, kAlign));
+    std::memset(data_, 0, n);
+    size_ = bytes;
+  }
+  ~HeapKvStorage() override { ::operator delete(data_, std::align_val_t{64}); }
+};
+
+}  // namespace
+
+std::unique_ptr<KvStorage> Backend::AllocateKvStorage(size_t bytes) {
+  return std::make_unique<HeapKvStorage>(bytes);
+}
 
 }  // namespace dv

@@ -41,7 +41,7 @@ TEST(CpuDecodeLoop, AllocatesNothing) {
     std::vector<int32_t> prompt(kPrompt, 5), next(kBatch, 0);
     std::vector<ForwardRow> rows;
     for (int64_t r = 0; r < kBatch; ++r) {
-      caches.push_back(std::make_unique<KvCache>(c, kPrompt + kSteps));
+      caches.push_back(std::make_unique<KvCache>(c, kPrompt + kSteps, *backend));
       logits.emplace_back(static_cast<size_t>(c.vocab));
       rows.push_back({caches.back().get(), prompt.data(), kPrompt, logits.back().data(), nullptr});
     }

@@ -80,7 +80,8 @@ struct TwoPhases {
 TwoPhases TracePrefillAndFirstDecode(IntQwen3& model, const std::vector<int32_t>& prompt) {
   TwoPhases out;
   const auto vocab = static_cast<size_t>(model.config().vocab);
-  out.cache = std::make_unique<KvCache>(model.config(), static_cast<int64_t>(prompt.size()) + 1);
+  out.cache = std::make_unique<KvCache>(model.config(), static_cast<int64_t>(prompt.size()) + 1,
+                                        model.backend());
   std::vector<int32_t> last(vocab), all(prompt.size() * vocab), one(vocab);
   ForwardRow row{out.cache.get(), prompt.data(), static_cast<int64_t>(prompt.size()), last.data(),
                  all.data()};
@@ -212,7 +213,7 @@ TEST(ShiftRuleOtherFixtures, TinyADiExpShiftsPast63GiveTposOneUnderBothRules) {
   const ModelConfig& c = model.config();
   const auto prompt = expected["prompt_ids"].get<std::vector<int32_t>>();
   const int64_t steps = expected["steps"].get<int64_t>();
-  KvCache cache(c, static_cast<int64_t>(prompt.size()) + steps - 1);
+  KvCache cache(c, static_cast<int64_t>(prompt.size()) + steps - 1, model.backend());
   std::vector<int32_t> last(static_cast<size_t>(c.vocab));
   int32_t next = 0;
   int64_t past63 = 0, rows = 0;

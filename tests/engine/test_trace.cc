@@ -26,7 +26,7 @@ TEST_P(TraceTest, EveryTensorOfPrefillAndFirstDecodeOnEveryPath) {
   for (const auto& [path, backend] : test::EveryExecutionPath()) {
     IntQwen3 model(artifact->weights(), *backend);
     const int64_t vocab = model.config().vocab;
-    KvCache cache(model.config(), static_cast<int64_t>(prompt.size()) + 1);
+    KvCache cache(model.config(), static_cast<int64_t>(prompt.size()) + 1, model.backend());
     std::vector<int32_t> logits(prompt.size() * static_cast<size_t>(vocab));
     std::vector<int32_t> last(static_cast<size_t>(vocab));
 

@@ -124,7 +124,7 @@ Observed RunRecorded(const Artifact& artifact, Backend& backend, const std::vect
                      int64_t steps) {
   IntQwen3 model(artifact.weights(), backend);
   const ModelConfig& c = model.config();
-  KvCache cache(c, static_cast<int64_t>(prompt.size()) + steps - 1);
+  KvCache cache(c, static_cast<int64_t>(prompt.size()) + steps - 1, model.backend());
   std::vector<int32_t> last(static_cast<size_t>(c.vocab));
   Observed out;
   int32_t next = 0;

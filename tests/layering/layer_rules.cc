@@ -1,0 +1,136 @@
+#include "tests/layering/layer_rules.h"
+
+#include <algorithm>
+
+namespace dv::layering {
+namespace {
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+std::string_view FileName(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+const std::vector<Component>& LayerTable() {
+  static const std::vector<Component> kTable = {
+      {"base", {}, "errors and checks, SHA-256, bounded file reads, atomic writes, canonical JSON"},
+      {"build_info", {}, "generated build provenance (version, spec, commit, compiler)"},
+      {"os", {"base"}, "one small interface per OS concern: CPU and memory facts, huge pages, "
+                       "affinity, processes (Linux and macOS)"},
+      {"engine.core", {"base"}, "the float-free integer core: intmath, dyadic, ops, IntQwen3, "
+                                "the backend interface, the reference backend, the K/V layout"},
+      {"engine.cpu", {"engine.core", "os", "base"}, "the cpu backend: SIMD kernels, threads"},
+      {"engine.backends", {"engine.core", "engine.cpu", "base"},
+       "the backend registry: every backend by name (cuda joins here)"},
+      {"engine.io", {"engine.core", "base"},
+       "artifacts, safetensors, synthetic models, hash chains, greedy generation"},
+      {"gguf", {"base"}, "GGUF reader (float side)"},
+      {"checkpoint", {"engine.io", "base"},
+       "Hugging Face checkpoint reader (float side; engine.io for the safetensors container)"},
+      {"float_engine", {"checkpoint", "gguf", "base"}, "the float forward (OpenBLAS) of contrast rows"},
+      {"tokenizer", {"gguf", "base"}, "Qwen3 byte-level BPE (tokenizer.json, GGUF metadata)"},
+      {"fingerprint", {"os", "base", "build_info"}, "hardware/build fingerprint, machine ids"},
+      {"db", {"base"}, "the SQLite result store"},
+      {"verdict", {"db", "fingerprint", "base"}, "the one verdict per scenario, the run table"},
+      {"fidelity", {"float_engine", "engine.io", "engine.core", "checkpoint", "verdict", "db",
+                    "base"},
+       "statistics of float against int (compare, perplexity); float side"},
+      {"prepare", {"checkpoint", "gguf", "float_engine", "fidelity", "engine.io", "engine.core",
+                   "tokenizer", "base"},
+       "calibration and quantization: a checkpoint in, an int artifact out (float side)"},
+      {"harness", {"engine.io", "engine.core", "engine.backends", "float_engine", "tokenizer",
+                   "fingerprint", "os", "db", "verdict", "base", "build_info"},
+       "scenarios, run plans, the child runner, progress"},
+      {"reports", {"verdict", "fidelity", "db", "fingerprint", "base", "build_info"},
+       "Markdown/HTML reports, the gate"},
+      {"attest", {"base", "build_info"}, "in-toto statements, DSSE, Ed25519"},
+      {"cli", {"*"}, "one file per verb; the two binaries"},
+      {"bench", {"engine.io", "engine.core", "engine.cpu", "engine.backends", "tokenizer", "base"},
+       "Google Benchmark micro-benchmarks"},
+  };
+  return kTable;
+}
+
+std::optional<std::string> ComponentOf(std::string_view path) {
+  if (path == "build_info.h" || path == "git_commit.h") return "build_info";
+  const size_t slash = path.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  const std::string module(path.substr(0, slash));
+  if (module == "engine") {
+    const std::string_view rest = path.substr(slash + 1);
+    if (StartsWith(rest, "backends/")) {
+      const std::string_view name = FileName(rest);
+      if (StartsWith(name, "backend_registry")) return "engine.backends";
+      if (name == "backend.h" || name == "row_ops.h" || StartsWith(name, "reference_backend")) {
+        return "engine.core";
+      }
+      return "engine.cpu";  // cpu_*, matmul_i8_*, attention_i8_*, row_kernels_*
+    }
+    if (StartsWith(rest, "ops/")) return "engine.core";
+    for (const char* core : {"intmath.h", "dyadic.h", "model.h", "model.cc", "model_weights.h",
+                             "model_weights.cc", "trace.h", "trace_recorder.h",
+                             "trace_recorder.cc"}) {
+      if (rest == core) return "engine.core";
+    }
+    return "engine.io";
+  }
+  for (const Component& c : LayerTable()) {
+    if (c.name == module) return module;
+  }
+  if (module == "tests" || module == "docs" || module == "scripts" || module == "scenarios" ||
+      module == "cmake") {
+    return std::nullopt;
+  }
+  return "unknown:" + module;  // a module the table does not list
+}
+
+std::vector<std::pair<int, std::string>> QuotedIncludesWithLines(std::string_view text) {
+  std::vector<std::pair<int, std::string>> out;
+  int line_number = 0;
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(at, end - at);
+    ++line_number;
+    at = end + 1;
+    size_t i = line.find_first_not_of(" \t");
+    if (i == std::string_view::npos || line[i] != '#') continue;
+    i = line.find_first_not_of(" \t", i + 1);
+    if (i == std::string_view::npos || line.substr(i, 7) != "include") continue;
+    const size_t open = line.find('"', i + 7);
+    if (open == std::string_view::npos) continue;
+    const size_t close = line.find('"', open + 1);
+    if (close == std::string_view::npos) continue;
+    out.emplace_back(line_number, std::string(line.substr(open + 1, close - open - 1)));
+    if (end == text.size()) break;
+  }
+  return out;
+}
+
+std::vector<Violation> CheckFile(const std::string& file, std::string_view text) {
+  std::vector<Violation> out;
+  const std::optional<std::string> from = ComponentOf(file);
+  if (!from) return out;
+  const Component* rules = nullptr;
+  for (const Component& c : LayerTable()) {
+    if (c.name == *from) rules = &c;
+  }
+  for (const auto& [line, include] : QuotedIncludesWithLines(text)) {
+    const std::optional<std::string> to = ComponentOf(include);
+    if (!to || *to == *from) continue;
+    const bool allowed =
+        rules != nullptr &&
+        (std::find(rules->uses.begin(), rules->uses.end(), "*") != rules->uses.end() ||
+         std::find(rules->uses.begin(), rules->uses.end(), *to) != rules->uses.end());
+    if (!allowed) out.push_back({file, line, include, *from, *to});
+  }
+  return out;
+}
+
+}  // namespace dv::layering
