@@ -25,7 +25,8 @@ std::string ShapeText(const std::vector<int64_t>& s) {
   return out;
 }
 
-// Reads config.json scalars, failing with the key's path when absent or not an integer.
+// Reads config.json scalars, failing with the key's path when absent, not an integer, or
+// outside its range.
 class ConfigReader {
  public:
   ConfigReader(const nlohmann::json& j, std::string path) : j_(j), path_(std::move(path)) {}
@@ -33,14 +34,105 @@ class ConfigReader {
     if (!obj.is_object() || !obj.contains(key)) Fail(path_, "missing key " + where + key);
     const auto& v = obj[key];
     if (!v.is_number_integer()) Fail(path_, "key " + where + key + " is not an integer");
+    if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t{INT64_MAX}) {
+      Fail(path_, "key " + where + key + " does not fit int64");
+    }
     return v.get<int64_t>();
   }
   int64_t Int(const std::string& key) const { return Int(j_, key, ""); }
+  // A shift (a dyadic scale's exponent): within [-kMaxArtifactShift, kMaxArtifactShift].
+  int64_t Shift(const nlohmann::json& obj, const std::string& key, const std::string& where) const {
+    const int64_t k = Int(obj, key, where);
+    if (k < -kMaxArtifactShift || k > kMaxArtifactShift) {
+      Fail(path_, "key " + where + key + " = " + std::to_string(k) + " is outside the shift range [" +
+                      std::to_string(-kMaxArtifactShift) + ", " +
+                      std::to_string(kMaxArtifactShift) + "]");
+    }
+    return k;
+  }
 
  private:
   const nlohmann::json& j_;
   std::string path_;
 };
+
+// What config.json says: the model's dimensions and every shift the loader takes from it.
+struct LayerShifts {
+  int64_t q = 0, k = 0, v = 0, o = 0, gate = 0, up = 0, down = 0;
+  int64_t q_norm_k = 0, k_norm_k = 0, as_k = 0, ms_k = 0, ds_k = 0, os_k = 0, qs_k = 0;
+};
+struct ArtifactConfig {
+  ModelConfig dims;  // max_pos is the RoPE table's, filled later
+  int64_t head_k = 0;
+  std::vector<LayerShifts> layers;
+  std::string sha256;  // of config.json's bytes
+};
+
+// Stage 1: config.json, bounded in size, every dimension and shift in range.
+ArtifactConfig ReadArtifactConfig(const std::string& config_path) {
+  std::string config_text, read_error;
+  if (!ReadFileBounded(config_path, kMaxConfigBytes, config_text, read_error)) {
+    Fail(config_path, read_error == "no such file" ? "cannot open (is this an artifact folder?)"
+                                                   : read_error);
+  }
+  ArtifactConfig out;
+  out.sha256 = Sha256Hex(config_text);
+  nlohmann::json cfg;
+  try {
+    cfg = nlohmann::json::parse(config_text);
+  } catch (const nlohmann::json::parse_error& e) {
+    Fail(config_path, std::string("malformed JSON (") + e.what() + ")");
+  }
+  if (!cfg.is_object()) Fail(config_path, "not a JSON object");
+
+  const ConfigReader r(cfg, config_path);
+  ModelConfig& c = out.dims;
+  c.n_layers = r.Int("n_layers");
+  c.hidden = r.Int("hidden");
+  c.n_q_heads = r.Int("n_q_heads");
+  c.n_kv_heads = r.Int("n_kv_heads");
+  c.head_dim = r.Int("head_dim");
+  c.intermediate = r.Int("intermediate");
+  c.vocab = r.Int("vocab");
+  for (int64_t dim : {c.n_layers, c.hidden, c.n_q_heads, c.n_kv_heads, c.head_dim,
+                      c.intermediate, c.vocab}) {
+    if (dim <= 0 || dim > kMaxArtifactDim) {
+      Fail(config_path, "a model dimension is out of range (1 to " +
+                            std::to_string(kMaxArtifactDim) + ")");
+    }
+  }
+  if (!cfg.contains("layers") || !cfg["layers"].is_array() ||
+      static_cast<int64_t>(cfg["layers"].size()) != c.n_layers) {
+    Fail(config_path, "'layers' must be a list of n_layers = " + std::to_string(c.n_layers) +
+                          " entries");
+  }
+  out.head_k = r.Shift(cfg.value("head", nlohmann::json::object()), "k", "head.");
+  for (int64_t i = 0; i < c.n_layers; ++i) {
+    const nlohmann::json& lc = cfg["layers"][static_cast<size_t>(i)];
+    const std::string where = "layers[" + std::to_string(i) + "].";
+    auto linear = [&](const char* name) {
+      if (!lc.is_object() || !lc.contains(name)) Fail(config_path, "missing key " + where + name);
+      return r.Shift(lc[name], "k", where + name + ".");
+    };
+    LayerShifts l;
+    l.q = linear("q");
+    l.k = linear("k");
+    l.v = linear("v");
+    l.o = linear("o");
+    l.gate = linear("gate");
+    l.up = linear("up");
+    l.down = linear("down");
+    l.q_norm_k = r.Shift(lc, "q_norm_k", where);
+    l.k_norm_k = r.Shift(lc, "k_norm_k", where);
+    l.as_k = r.Shift(lc, "as_k", where);
+    l.ms_k = r.Shift(lc, "ms_k", where);
+    l.ds_k = r.Shift(lc, "ds_k", where);
+    l.os_k = r.Shift(lc, "os_k", where);
+    l.qs_k = r.Shift(lc, "qs_k", where);
+    out.layers.push_back(l);
+  }
+  return out;
+}
 
 class TensorTable {
  public:
@@ -64,6 +156,19 @@ class TensorTable {
   std::vector<int64_t> Ints(const std::string& name, DType dtype,
                             const std::vector<int64_t>& shape) {
     return DecodeIntTensor(Get(name, dtype, shape));
+  }
+  // An int64 tensor of shifts, each within [-kMaxArtifactShift, kMaxArtifactShift].
+  std::vector<int64_t> Shifts(const std::string& name, const std::vector<int64_t>& shape) {
+    std::vector<int64_t> v = Ints(name, DType::kI64, shape);
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (v[i] < -kMaxArtifactShift || v[i] > kMaxArtifactShift) {
+        Fail(path_, "tensor '" + name + "' element " + std::to_string(i) + " = " +
+                        std::to_string(v[i]) + " is outside the shift range [" +
+                        std::to_string(-kMaxArtifactShift) + ", " +
+                        std::to_string(kMaxArtifactShift) + "]");
+      }
+    }
+    return v;
   }
   const int8_t* I8(const std::string& name, const std::vector<int64_t>& shape) {
     return reinterpret_cast<const int8_t*>(Get(name, DType::kI8, shape).bytes.data());
@@ -93,60 +198,79 @@ std::vector<int16_t> ToInt16(const std::vector<int64_t>& v) {
   return std::vector<int16_t>(v.begin(), v.end());
 }
 
+// The tensors of one layer, checked against the config's shapes; its shifts from the config.
+LayerWeights LoadLayer(TensorTable& t, const ModelConfig& c, const LayerShifts& shifts, int64_t i) {
+  const int64_t H = c.hidden, KV = c.n_kv_heads, d = c.head_dim, Q = c.n_q_heads,
+                I = c.intermediate;
+  const std::string p = "layers." + std::to_string(i) + ".";
+  auto linear = [&](const std::string& name, int64_t in_dim, int64_t out_dim, int64_t k) {
+    LinearWeights lw;
+    lw.in = in_dim;
+    lw.out = out_dim;
+    lw.w8t = t.I8(p + name + ".w8t", {in_dim, out_dim});
+    lw.m = t.Ints(p + name + ".m", DType::kI64, {out_dim});
+    lw.k = k;
+    return lw;
+  };
+  LayerWeights l;
+  l.q = linear("q", H, Q * d, shifts.q);
+  l.k = linear("k", H, KV * d, shifts.k);
+  l.v = linear("v", H, KV * d, shifts.v);
+  l.o = linear("o", Q * d, H, shifts.o);
+  l.gate = linear("gate", H, I, shifts.gate);
+  l.up = linear("up", H, I, shifts.up);
+  l.down = linear("down", I, H, shifts.down);
+  l.q_norm_m = t.Ints(p + "q_norm.m", DType::kI64, {d});
+  l.k_norm_m = t.Ints(p + "k_norm.m", DType::kI64, {d});
+  l.q_norm_k = shifts.q_norm_k;
+  l.k_norm_k = shifts.k_norm_k;
+  l.as_m = t.Ints(p + "as_m", DType::kI64, {H});
+  l.ms_m = t.Ints(p + "ms_m", DType::kI64, {H});
+  l.ds_m = t.Ints(p + "ds_m", DType::kI64, {I});
+  l.os_m = t.Ints(p + "os_m", DType::kI64, {Q * d});
+  l.qs_m = t.Ints(p + "qs_m", DType::kI64, {KV, d});
+  l.as_k = shifts.as_k;
+  l.ms_k = shifts.ms_k;
+  l.ds_k = shifts.ds_k;
+  l.os_k = shifts.os_k;
+  l.qs_k = shifts.qs_k;
+  l.kq_m = t.Ints(p + "kq_m", DType::kI64, {KV, d});
+  l.kq_k = t.Shifts(p + "kq_k", {KV, d});
+  l.ks_m = t.Ints(p + "ks_m", DType::kI64, {KV});
+  l.ks_k = t.Shifts(p + "ks_k", {KV});
+  l.vq_m = t.Ints(p + "vq_m", DType::kI64, {KV});
+  l.vq_k = t.Shifts(p + "vq_k", {KV});
+  DeriveLayerConstants(c, l);
+  return l;
+}
+
 }  // namespace
 
+// The stages: config.json (dimensions and shifts, bounded), the mapped safetensors file (its
+// header validated, every tensor an integer one, its SHA-256), the global tensors (embedding,
+// head, RoPE tables, whose row count is max_pos), then each layer.
 std::unique_ptr<Artifact> Artifact::Load(const std::string& dir) {
   auto a = std::unique_ptr<Artifact>(new Artifact());
   a->dir_ = dir;
   const std::string config_path = dir + "/config.json";
   const std::string model_path = dir + "/model.safetensors";
 
-  std::string config_text, read_error;
-  if (!ReadFileBounded(config_path, kMaxConfigBytes, config_text, read_error)) {
-    Fail(config_path, read_error == "no such file" ? "cannot open (is this an artifact folder?)"
-                                                   : read_error);
-  }
-  a->config_sha256_ = Sha256Hex(config_text);
-  nlohmann::json cfg;
-  try {
-    cfg = nlohmann::json::parse(config_text);
-  } catch (const nlohmann::json::parse_error& e) {
-    Fail(config_path, std::string("malformed JSON (") + e.what() + ")");
-  }
-  if (!cfg.is_object()) Fail(config_path, "not a JSON object");
-
-  const ConfigReader r(cfg, config_path);
+  ArtifactConfig config = ReadArtifactConfig(config_path);
+  a->config_sha256_ = config.sha256;
   ModelWeights& w = a->weights_;
+  w.config = config.dims;
+  w.head_k = config.head_k;
   ModelConfig& c = w.config;
-  c.n_layers = r.Int("n_layers");
-  c.hidden = r.Int("hidden");
-  c.n_q_heads = r.Int("n_q_heads");
-  c.n_kv_heads = r.Int("n_kv_heads");
-  c.head_dim = r.Int("head_dim");
-  c.intermediate = r.Int("intermediate");
-  c.vocab = r.Int("vocab");
-  for (int64_t dim :
-       {c.n_layers, c.hidden, c.n_q_heads, c.n_kv_heads, c.head_dim, c.intermediate, c.vocab}) {
-    if (dim <= 0 || dim > (int64_t{1} << 24))
-      Fail(config_path, "a model dimension is out of range");
-  }
-  if (!cfg.contains("layers") || !cfg["layers"].is_array() ||
-      static_cast<int64_t>(cfg["layers"].size()) != c.n_layers) {
-    Fail(config_path,
-         "'layers' must be a list of n_layers = " + std::to_string(c.n_layers) + " entries");
-  }
-  w.head_k = r.Int(cfg.value("head", nlohmann::json::object()), "k", "head.");
 
   a->file_ = MappedFile::Open(model_path);
   TensorTable t(ParseSafetensors(a->file_.bytes(), model_path), model_path);
   t.CheckAllIntegers();
   a->sha256_ = Sha256Hex(a->file_.bytes());
 
-  const int64_t H = c.hidden, V = c.vocab, Q = c.n_q_heads, KV = c.n_kv_heads, d = c.head_dim,
-                I = c.intermediate;
+  const int64_t H = c.hidden, V = c.vocab, d = c.head_dim;
   w.embed_e8 = t.I8("embed.e8", {V, H});
   w.embed_m = t.Ints("embed.m", DType::kI64, {V});
-  w.embed_k = t.Ints("embed.k", DType::kI64, {V});
+  w.embed_k = t.Shifts("embed.k", {V});
   w.head_w8t = t.I8("head.w8t", {H, V});
   w.head_m = t.Ints("head.m", DType::kI64, {V});
   // RoPE tables: [max_pos, d] int16; max_pos is the table's own row count (config's is ignored).
@@ -157,49 +281,7 @@ std::unique_ptr<Artifact> Artifact::Load(const std::string& dir) {
   w.rope_sin = ToInt16(t.Ints("rope.sin", DType::kI16, {c.max_pos, d}));
 
   for (int64_t i = 0; i < c.n_layers; ++i) {
-    const std::string p = "layers." + std::to_string(i) + ".";
-    const nlohmann::json& lc = cfg["layers"][static_cast<size_t>(i)];
-    const std::string where = "layers[" + std::to_string(i) + "].";
-    LayerWeights l;
-    auto linear = [&](const std::string& name, int64_t in_dim, int64_t out_dim) {
-      LinearWeights lw;
-      lw.in = in_dim;
-      lw.out = out_dim;
-      lw.w8t = t.I8(p + name + ".w8t", {in_dim, out_dim});
-      lw.m = t.Ints(p + name + ".m", DType::kI64, {out_dim});
-      if (!lc.contains(name)) Fail(config_path, "missing key " + where + name);
-      lw.k = r.Int(lc[name], "k", where + name + ".");
-      return lw;
-    };
-    l.q = linear("q", H, Q * d);
-    l.k = linear("k", H, KV * d);
-    l.v = linear("v", H, KV * d);
-    l.o = linear("o", Q * d, H);
-    l.gate = linear("gate", H, I);
-    l.up = linear("up", H, I);
-    l.down = linear("down", I, H);
-    l.q_norm_m = t.Ints(p + "q_norm.m", DType::kI64, {d});
-    l.k_norm_m = t.Ints(p + "k_norm.m", DType::kI64, {d});
-    l.q_norm_k = r.Int(lc, "q_norm_k", where);
-    l.k_norm_k = r.Int(lc, "k_norm_k", where);
-    l.as_m = t.Ints(p + "as_m", DType::kI64, {H});
-    l.ms_m = t.Ints(p + "ms_m", DType::kI64, {H});
-    l.ds_m = t.Ints(p + "ds_m", DType::kI64, {I});
-    l.os_m = t.Ints(p + "os_m", DType::kI64, {Q * d});
-    l.qs_m = t.Ints(p + "qs_m", DType::kI64, {KV, d});
-    l.as_k = r.Int(lc, "as_k", where);
-    l.ms_k = r.Int(lc, "ms_k", where);
-    l.ds_k = r.Int(lc, "ds_k", where);
-    l.os_k = r.Int(lc, "os_k", where);
-    l.qs_k = r.Int(lc, "qs_k", where);
-    l.kq_m = t.Ints(p + "kq_m", DType::kI64, {KV, d});
-    l.kq_k = t.Ints(p + "kq_k", DType::kI64, {KV, d});
-    l.ks_m = t.Ints(p + "ks_m", DType::kI64, {KV});
-    l.ks_k = t.Ints(p + "ks_k", DType::kI64, {KV});
-    l.vq_m = t.Ints(p + "vq_m", DType::kI64, {KV});
-    l.vq_k = t.Ints(p + "vq_k", DType::kI64, {KV});
-    DeriveLayerConstants(c, l);
-    w.layers.push_back(std::move(l));
+    w.layers.push_back(LoadLayer(t, c, config.layers[static_cast<size_t>(i)], i));
   }
   if (const std::string why = CheckValueRanges(w); !why.empty()) Fail(model_path, why);
   return a;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <stdexcept>
 
 namespace dv {
 namespace {
@@ -48,15 +47,22 @@ std::vector<RowResult> GenerateGreedy(IntQwen3& model,
                                       const StepCallback& on_step,
                                       const LogitsCallback& on_logits) {
   const ModelConfig& c = model.config();
-  if (options.max_new < 1) throw std::invalid_argument("max_new must be at least 1");
+  if (options.max_new < 1) throw GenerationError("max_new must be at least 1");
   std::vector<RowState> st(prompts.size());
   std::vector<RowResult> results(prompts.size());
   for (size_t r = 0; r < prompts.size(); ++r) {
-    if (prompts[r].empty()) throw std::invalid_argument("a prompt needs at least one token");
+    if (prompts[r].empty()) throw GenerationError("a prompt needs at least one token");
+    for (const int32_t id : prompts[r]) {
+      if (id < 0 || id >= c.vocab) {
+        throw GenerationError("token id " + std::to_string(id) + " of prompt row " +
+                              std::to_string(r) + " is outside the vocabulary (" +
+                              std::to_string(c.vocab) + ")");
+      }
+    }
     // The last generated token is never fed, so the cache holds prompt + max_new - 1 slots.
     const int64_t capacity = static_cast<int64_t>(prompts[r].size()) + options.max_new - 1;
     if (capacity > c.max_pos) {
-      throw std::invalid_argument("prompt + max_new exceeds the model's max_pos (" +
+      throw GenerationError("prompt + max_new exceeds the model's max_pos (" +
                                   std::to_string(c.max_pos) + ")");
     }
     if (capacity > kMaxRowSlots) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/expected_error.h"
 #include "engine/hash_chain.h"
 #include "engine/model.h"
 
@@ -40,7 +41,14 @@ using LogitsCallback =
 // whole rest, or with split P > 0 first P tokens, then one at a time.
 size_t PromptChunk(size_t prompt_size, size_t fed, int64_t split);
 
-// Runs every row to max_new steps. Throws std::invalid_argument on an empty prompt or a
+// What a caller asked of generation that the model cannot do: no steps, an empty prompt, a
+// prompt plus steps beyond the model's RoPE table. An expected failure (it comes from input).
+class GenerationError : public ExpectedError {
+ public:
+  using ExpectedError::ExpectedError;
+};
+
+// Runs every row to max_new steps. Throws GenerationError on an empty prompt or a
 // capacity/position beyond the model's limits.
 std::vector<RowResult> GenerateGreedy(IntQwen3& model,
                                       const std::vector<std::vector<int32_t>>& prompts,

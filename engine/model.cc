@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <stdexcept>
 
+#include "base/check.h"
 #include "engine/intmath.h"
 #include "engine/ops/di_rmsnorm.h"
 #include "engine/ops/di_swiglu.h"
@@ -105,10 +105,12 @@ struct IntQwen3::Workspace {
 
 IntQwen3::IntQwen3(const ModelWeights& weights, Backend& backend)
     : w_(weights), backend_(backend), ops_(backend.row_ops()), ws_(std::make_unique<Workspace>()) {
-  if (const char* why = CheckShapeBounds(w_.config)) throw std::invalid_argument(why);
-  if (const std::string why = CheckValueRanges(w_); !why.empty()) {
-    throw std::invalid_argument(why);
-  }
+  // The artifact loader refuses such shapes and values with an ArtifactError; weights built in
+  // code that break a bound are a bug.
+  const char* why = CheckShapeBounds(w_.config);
+  DV_CHECK(why == nullptr) << why;
+  const std::string ranges = CheckValueRanges(w_);
+  DV_CHECK(ranges.empty()) << ranges;
   for (const LayerWeights& l : w_.layers) {
     PackedLayer p;
     auto pack = [&](const LinearWeights& lw) { return backend_.PackWeight(lw.w8t, lw.in, lw.out); };
@@ -221,21 +223,20 @@ void IntQwen3::NormQuant(const std::vector<int64_t>* smooth_m, int64_t smooth_k,
 
 void IntQwen3::Forward(std::span<ForwardRow> rows, TraceSink* trace) {
   const ModelConfig& c = w_.config;
-  if (trace && rows.size() != 1) throw std::invalid_argument("a trace needs exactly one row");
+  // Preconditions: callers (GenerateGreedy, bench, tests) size caches and validate ids first.
+  DV_CHECK(!trace || rows.size() == 1) << "a trace needs exactly one row, got " << rows.size();
   int64_t tokens = 0;
   int64_t max_slots = 1;
   for (const ForwardRow& r : rows) {
-    if (r.n_tokens <= 0) throw std::invalid_argument("a forward row needs at least one token");
-    if (r.cache->length() + r.n_tokens > r.cache->capacity()) {
-      throw std::invalid_argument("KV cache capacity exceeded");
-    }
-    if (r.cache->length() + r.n_tokens > c.max_pos) {
-      throw std::invalid_argument("position beyond the RoPE table (max_pos)");
-    }
-    if (r.cache->length() + r.n_tokens > kMaxRowSlots) {
-      throw std::invalid_argument(
-          "a row beyond 47104 slots, where a softmax sum could leave int64 (docs/SPEC.md §6.4)");
-    }
+    DV_CHECK(r.n_tokens > 0) << "a forward row needs at least one token";
+    DV_CHECK(r.cache->length() + r.n_tokens <= r.cache->capacity())
+        << "K/V cache capacity " << r.cache->capacity() << " exceeded: " << r.cache->length()
+        << " + " << r.n_tokens;
+    DV_CHECK(r.cache->length() + r.n_tokens <= c.max_pos)
+        << "position " << r.cache->length() + r.n_tokens << " beyond max_pos " << c.max_pos;
+    DV_CHECK(r.cache->length() + r.n_tokens <= kMaxRowSlots)
+        << "a row beyond " << kMaxRowSlots
+        << " slots, where a softmax sum could leave int64 (docs/SPEC.md §6.4)";
     tokens += r.n_tokens;
     // Scratch is sized for the cache's capacity, so a decode loop allocates nothing after its
     // first call.
@@ -248,7 +249,7 @@ void IntQwen3::Forward(std::span<ForwardRow> rows, TraceSink* trace) {
     for (const ForwardRow& r : rows) {
       for (int64_t i = 0; i < r.n_tokens; ++i, ++t) {
         const int32_t id = r.ids[i];
-        if (id < 0 || id >= c.vocab) throw std::out_of_range("token id outside the vocabulary");
+        DV_CHECK(id >= 0 && id < c.vocab) << "token id " << id << ", vocabulary " << c.vocab;
         ws.cache[Sz(t)] = r.cache;
         ws.pos[Sz(t)] = r.cache->length() + i;
         ws.ids[Sz(t)] = id;
@@ -352,12 +353,12 @@ void IntQwen3::ThrowOnDivisionByZero() {
     s.zero_v_denominators = s.zero_exp_divisors = 0;
   }
   if (v > 0) {
-    throw std::runtime_error(
+    throw ArithmeticError(
         "division by zero: a V-cache denominator vq_m << (xk + v.k - vq_k) wrapped to 0, where "
         "DetLLM raises; no logits for this call (docs/SPEC.md §2.3)");
   }
   if (e > 0) {
-    throw std::runtime_error(
+    throw ArithmeticError(
         "division by zero: a wrapped attention scale gave DI-Exp the divisor 0, where DetLLM "
         "raises; no logits for this call (docs/SPEC.md §2.3)");
   }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/expected_error.h"
 #include "engine/backends/backend.h"
 #include "engine/dyadic.h"
 #include "engine/model_weights.h"
@@ -61,6 +62,13 @@ struct WrapEvents {
   int64_t total() const { return q_quant + down_input + other; }
 };
 
+// A forward call DetLLM's reference refuses because it would divide by zero (docs/SPEC.md
+// §2.3): an expected failure of this artifact and input, one line, never logits.
+class ArithmeticError : public ExpectedError {
+ public:
+  using ExpectedError::ExpectedError;
+};
+
 // One row of a forward call: n_tokens new tokens appended at positions cache->length() onward.
 struct ForwardRow {
   KvCache* cache = nullptr;
@@ -72,8 +80,8 @@ struct ForwardRow {
 
 class IntQwen3 {
  public:
-  // weights (and what its pointers borrow) must outlive the model. Throws std::invalid_argument
-  // when the shape breaks an overflow bound.
+  // weights (and what its pointers borrow) must outlive the model. Its shape must keep the
+  // overflow bounds (CheckShapeBounds; the artifact loader checks them).
   IntQwen3(const ModelWeights& weights, Backend& backend);
   ~IntQwen3();
 
@@ -81,7 +89,7 @@ class IntQwen3 {
   Backend& backend() { return backend_; }
 
   // Runs one forward call over several rows (batched: their tokens share every weight GEMM).
-  // trace, when given, requires exactly one row. Throws std::runtime_error where the call would
+  // trace, when given, requires exactly one row. Throws ArithmeticError where the call would
   // divide by zero (docs/SPEC.md §2.3); the rows' caches then keep their length.
   void Forward(std::span<ForwardRow> rows, TraceSink* trace = nullptr);
 

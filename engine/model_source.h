@@ -20,7 +20,7 @@ std::string SyntheticCacheDir(const std::string& preset, uint64_t seed);
 void MakeDirectories(const std::string& path);
 
 // Loads the synthetic preset, writing it into the cache first when absent. `on_progress` is told
-// when a (slow) synthesis starts. Throws ArtifactError / std::invalid_argument.
+// when a (slow) synthesis starts. Throws ArtifactError.
 std::unique_ptr<Artifact> LoadSynthetic(const std::string& preset, uint64_t seed,
                                         void (*on_synthesis)(const std::string& dir) = nullptr);
 

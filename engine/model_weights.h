@@ -65,6 +65,17 @@ struct ModelWeights {
   std::vector<LayerWeights> layers;
 };
 
+// Bounds on what an artifact may say (checked by the loader, engine/artifact.cc). Every shift
+// (config.json's *_k values and the shift tensors embed.k, kq_k, ks_k, vq_k) lies in
+// [-kMaxArtifactShift, kMaxArtifactShift]: DetLLM derives each from a float scale's exponent
+// (k = 15 - floor(log2 s), |k| < 1100 for any double), real artifacts stay within [0, 64], and the
+// bound keeps every sum of shifts the forward pass forms (a few per operation, plus the dynamic
+// shifts of quantization, which stay within 2^7 of their inputs) far inside int64, where an
+// unbounded shift would reach signed-overflow undefined behaviour. Every dimension lies in
+// [1, kMaxArtifactDim]; CheckShapeBounds narrows them further.
+inline constexpr int64_t kMaxArtifactShift = 4096;
+inline constexpr int64_t kMaxArtifactDim = int64_t{1} << 24;
+
 // Fills the derived per-layer constants (attn_out_col_m/k, k_rowk) from the stored ones.
 void DeriveLayerConstants(const ModelConfig& config, LayerWeights& layer);
 

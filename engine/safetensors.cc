@@ -71,7 +71,7 @@ MappedFile MappedFile::Open(const std::string& path) {
   f.path_ = path;
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer; the S_ISREG check
   // below then refuses it (and devices) at once. It changes nothing for regular files.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) Fail(path, std::string("cannot open: ") + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

@@ -213,7 +213,7 @@ const SynthPreset& FindSynthPreset(const std::string& name) {
   }
   std::string known;
   for (const std::string& n : SynthPresetNames()) known += (known.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("unknown synthetic preset '" + name + "' (known: " + known + ")");
+  throw ArtifactError("unknown synthetic preset '" + name + "' (known: " + known + ")");
 }
 
 std::vector<std::string> SynthPresetNames() {

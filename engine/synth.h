@@ -19,7 +19,7 @@ struct SynthPreset {
 };
 
 // Built-in presets: "qwen3-tiny" (fast tests, emulated runs) and "qwen3-0.6b" (Qwen3-0.6B's
-// exact shapes). Throws std::invalid_argument naming the known presets for an unknown name.
+// exact shapes). Throws ArtifactError naming the known presets for an unknown name.
 const SynthPreset& FindSynthPreset(const std::string& name);
 std::vector<std::string> SynthPresetNames();
 

@@ -1,8 +1,9 @@
 // Kernel selection for the cpu backend's attention (attention_i8_cpu.h).
 #include "engine/backends/attention_i8_cpu.h"
 
-#include <stdexcept>
 #include <string>
+
+#include "engine/backends/backend_error.h"
 
 namespace dv {
 
@@ -23,7 +24,7 @@ const AttentionI8Kernel& AttentionI8KernelFor(CpuIsa isa) {
       break;
 #endif
   }
-  throw std::invalid_argument("this build has no attention kernel for ISA level '" +
+  throw BackendError("this build has no attention kernel for ISA level '" +
                               std::string(CpuIsaName(isa)) + "'");
 }
 

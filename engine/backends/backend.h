@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "engine/backends/backend_error.h"
 #include "engine/backends/row_ops.h"
 
 namespace dv {

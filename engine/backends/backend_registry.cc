@@ -1,6 +1,5 @@
 #include "engine/backends/backend_registry.h"
 
-#include <stdexcept>
 
 #include "engine/backends/cpu_backend.h"
 #include "engine/backends/reference_backend.h"
@@ -26,9 +25,9 @@ std::unique_ptr<Backend> MakeBackend(const std::string& name, const BackendOptio
   std::string known;
   for (const std::string& n : AvailableBackends()) known += (known.empty() ? "" : ", ") + n;
   if (name == "cuda") {
-    throw std::invalid_argument("backend '" + name + "' is not available in this build (available: " + known + ")");
+    throw BackendError("backend '" + name + "' is not available in this build (available: " + known + ")");
   }
-  throw std::invalid_argument("unknown backend '" + name + "' (available: " + known + ")");
+  throw BackendError("unknown backend '" + name + "' (available: " + known + ")");
 }
 
 }  // namespace dv

@@ -1,5 +1,5 @@
 // Backends by name: "reference" always; "cpu" and "cuda" when built. Unknown or unavailable
-// names give std::invalid_argument naming what this build offers.
+// names give BackendError naming what this build offers.
 #pragma once
 
 #include <memory>

@@ -7,10 +7,10 @@
 #include <cstring>
 #include <memory>
 #include <span>
-#include <stdexcept>
 #include <thread>
 #include <vector>
 
+#include "base/check.h"
 #include "engine/backends/cpu_row_ops.h"
 #include "engine/backends/cpu_thread_pool.h"
 #include "engine/backends/cpu_weight_arena.h"
@@ -138,8 +138,7 @@ class CpuBackendImpl final : public CpuBackend {
     }
     for (size_t i = 0; i < w.size(); ++i) {
       const auto& pw = static_cast<const CpuPackedWeight&>(*w[i]);
-      if (pw.k != k)
-        throw std::invalid_argument("MatmulI8Fused: weights of different inner dimensions");
+      DV_CHECK(pw.k == k) << "MatmulI8Fused: weights of inner dimensions " << k << " and " << pw.k;
       args[i].a = a_rows;
       args[i].m = m;
       args[i].k = k;

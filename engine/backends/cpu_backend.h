@@ -39,7 +39,7 @@ class CpuBackend : public Backend {
   virtual bool huge_pages() const = 0;
 };
 
-// Throws std::invalid_argument when the requested ISA level is unknown or unsupported here.
+// Throws BackendError when the requested ISA level is unknown or unsupported here.
 std::unique_ptr<CpuBackend> MakeCpuBackend(const CpuBackendOptions& options = {});
 
 // CPUs this process may run on (sched_getaffinity), at least 1.

@@ -2,11 +2,12 @@
 
 #include <cstdlib>
 #include <iterator>
-#include <stdexcept>
 
 #if defined(__aarch64__) && defined(__linux__)
 #include <sys/auxv.h>
 #endif
+
+#include "engine/backends/backend_error.h"
 
 namespace dv {
 namespace {
@@ -46,7 +47,7 @@ CpuIsa ParseCpuIsa(std::string_view name) {
   for (CpuIsa isa : kAllIsas) {
     if (CpuIsaName(isa) == name) return isa;
   }
-  throw std::invalid_argument("unknown cpu ISA level '" + std::string(name) +
+  throw BackendError("unknown cpu ISA level '" + std::string(name) +
                               "' (known: " + NameList(AllCpuIsas()) + ")");
 }
 
@@ -101,7 +102,7 @@ CpuIsa BestCpuIsa() { return SupportedCpuIsas().back(); }
 
 void RequireCpuIsa(CpuIsa isa) {
   if (!CpuSupports(isa)) {
-    throw std::invalid_argument("this CPU cannot run the cpu backend at ISA level '" +
+    throw BackendError("this CPU cannot run the cpu backend at ISA level '" +
                                 std::string(CpuIsaName(isa)) +
                                 "' (CPUID offers: " + NameList(SupportedCpuIsas()) + ")");
   }
@@ -113,13 +114,13 @@ CpuIsa CpuIsaFromEnvironment() {
   CpuIsa isa = CpuIsa::kScalar;
   try {
     isa = ParseCpuIsa(env);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string("DETVERIFY_CPU_ISA: ") + e.what());
+  } catch (const BackendError& e) {
+    throw BackendError(std::string("DETVERIFY_CPU_ISA: ") + e.what());
   }
   try {
     RequireCpuIsa(isa);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string("DETVERIFY_CPU_ISA: ") + e.what());
+  } catch (const BackendError& e) {
+    throw BackendError(std::string("DETVERIFY_CPU_ISA: ") + e.what());
   }
   return isa;
 }

@@ -26,7 +26,7 @@ enum class CpuIsa {
 // "scalar", "neon", "neondot", "avx2", "avx512vnni".
 std::string_view CpuIsaName(CpuIsa isa);
 
-// Parses a name as CpuIsaName writes it. Throws std::invalid_argument listing the known names.
+// Parses a name as CpuIsaName writes it. Throws BackendError listing the known names.
 CpuIsa ParseCpuIsa(std::string_view name);
 
 // True when this CPU (CPUID, including the OS's register-state support; on aarch64 the kernel's
@@ -44,11 +44,11 @@ std::vector<CpuIsa> SupportedCpuIsas();
 CpuIsa BestCpuIsa();
 
 // The level the cpu backend uses when none is requested explicitly: DETVERIFY_CPU_ISA when set
-// and non-empty, else BestCpuIsa(). Throws std::invalid_argument when the variable names an
+// and non-empty, else BestCpuIsa(). Throws BackendError when the variable names an
 // unknown level or one this CPU lacks (the message says which levels it has).
 CpuIsa CpuIsaFromEnvironment();
 
-// Checks an explicit request; throws std::invalid_argument as above when the CPU lacks it.
+// Checks an explicit request; throws BackendError as above when the CPU lacks it.
 void RequireCpuIsa(CpuIsa isa);
 
 }  // namespace dv

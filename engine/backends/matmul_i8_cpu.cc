@@ -1,7 +1,9 @@
 // Kernel selection and weight packing for the cpu backend's int8 GEMM (matmul_i8_cpu.h).
 #include "engine/backends/matmul_i8_cpu.h"
 
-#include <stdexcept>
+#include <string>
+
+#include "engine/backends/backend_error.h"
 
 namespace dv {
 
@@ -30,7 +32,7 @@ const MatmulI8Kernel& MatmulI8KernelFor(CpuIsa isa) {
       break;
 #endif
   }
-  throw std::invalid_argument("this build has no int8 GEMM kernel for ISA level '" +
+  throw BackendError("this build has no int8 GEMM kernel for ISA level '" +
                               std::string(CpuIsaName(isa)) + "'");
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/backends/backend_error.h"
 #include "engine/backends/cpu_features.h"
 
 namespace dv::test {
@@ -28,7 +29,7 @@ class IsaTest : public ::testing::TestWithParam<CpuIsa> {
   void SetUp() override {
     try {
       RequireCpuIsa(GetParam());
-    } catch (const std::invalid_argument& e) {
+    } catch (const BackendError& e) {
       GTEST_SKIP() << e.what();
     }
   }

@@ -1,6 +1,7 @@
 // Artifact loading: a valid synthetic artifact round-trips; every malformed input is refused with
 // one line naming the file and the problem.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -274,13 +275,59 @@ TEST(RowSlots, BeyondTheSoftmaxBoundIsRefused) {
   try {
     GenerateGreedy(model, {std::vector<int32_t>(47103, 1)}, opt);
     FAIL() << "a row of 47105 slots was accepted";
-  } catch (const std::invalid_argument& e) {
+  } catch (const GenerationError& e) {
     EXPECT_NE(std::string(e.what()).find("47104 slots"), std::string::npos) << e.what();
   }
-  KvCache cache(model.config(), 47105);
+  // Forward's callers size caches first; a row past the bound reaching it is a broken invariant.
+  KvCache cache(model.config(), 47105, *backend);
   const std::vector<int32_t> ids(47105, 1);
   ForwardRow row{&cache, ids.data(), 47105, nullptr, nullptr};
-  EXPECT_THROW(model.Forward({&row, 1}), std::invalid_argument);
+  EXPECT_DEATH(model.Forward({&row, 1}), "check failed: .*47104 slots");
+// Shifts outside [-kMaxArtifactShift, kMaxArtifactShift] would reach signed overflow in the
+// forward pass's shift arithmetic; the loader refuses them, in config.json and in the tensors.
+TEST_F(ArtifactTest, ConfigShiftOutOfRange) {
+  for (const int64_t bad : {kMaxArtifactShift + 1, -kMaxArtifactShift - 1, INT64_MAX}) {
+    WriteSynthArtifact(FindSynthPreset("qwen3-tiny"), 7, dir_);
+    auto cfg = nlohmann::json::parse(std::ifstream(config_));
+    cfg["layers"][1]["gate"]["k"] = bad;
+    std::ofstream(config_) << cfg.dump();
+    ExpectRefused(config_, "key layers[1].gate.k = " + std::to_string(bad) +
+                               " is outside the shift range [-4096, 4096]");
+  }
+  WriteSynthArtifact(FindSynthPreset("qwen3-tiny"), 7, dir_);
+  auto cfg = nlohmann::json::parse(std::ifstream(config_));
+  cfg["layers"][0]["ds_k"] = uint64_t{1} << 63;
+  std::ofstream(config_) << cfg.dump();
+  ExpectRefused(config_, "key layers[0].ds_k does not fit int64");
+}
+
+TEST_F(ArtifactTest, ShiftTensorOutOfRange) {
+  SynthArtifact a = MakeSynthArtifact(FindSynthPreset("qwen3-tiny"), 7);
+  TensorData& vq_k = a.tensors.at("layers.1.vq_k");
+  std::vector<int64_t> values(vq_k.bytes.size() / 8, 20);
+  values[1] = -5000;
+  vq_k = MakeTensor(DType::kI64, vq_k.shape, values);
+  WriteSafetensors(model_, a.tensors);
+  ExpectRefused(model_, "tensor 'layers.1.vq_k' element 1 = -5000 is outside the shift range");
+}
+
+// A FIFO (or a device) where config.json belongs is refused at once, without blocking on it.
+TEST_F(ArtifactTest, ConfigIsAFifo) {
+  fs::remove(config_);
+  ASSERT_EQ(::mkfifo(config_.c_str(), 0600), 0);
+  ExpectRefused(config_, "a FIFO, not a regular file");
+}
+
+TEST_F(ArtifactTest, ConfigIsAFolder) {
+  fs::remove(config_);
+  fs::create_directory(config_);
+  ExpectRefused(config_, "a folder, not a regular file");
+}
+
+TEST_F(ArtifactTest, ModelIsAFifo) {
+  fs::remove(model_);
+  ASSERT_EQ(::mkfifo(model_.c_str(), 0600), 0);
+  ExpectRefused(model_, "not a regular file");
 }
 
 TEST(LittleEndian, DecodesExplicitly) {

@@ -53,7 +53,7 @@ TEST(SynthArtifact, UnknownPresetNamesTheKnownOnes) {
   try {
     FindSynthPreset("qwen3-7b");
     FAIL();
-  } catch (const std::invalid_argument& e) {
+  } catch (const ArtifactError& e) {
     EXPECT_NE(std::string(e.what()).find("qwen3-tiny, qwen3-0.6b"), std::string::npos) << e.what();
   }
 }

@@ -66,7 +66,9 @@ std::optional<std::string> ComponentOf(std::string_view path) {
     if (StartsWith(rest, "backends/")) {
       const std::string_view name = FileName(rest);
       if (StartsWith(name, "backend_registry")) return "engine.backends";
-      if (name == "backend.h" || name == "row_ops.h" || StartsWith(name, "reference_backend")) {
+      // The interface every backend implements: backend.h, backend_error.h, backend_kind.h.
+      if (StartsWith(name, "backend") || name == "row_ops.h" ||
+          StartsWith(name, "reference_backend")) {
         return "engine.core";
       }
       return "engine.cpu";  // cpu_*, matmul_i8_*, attention_i8_*, row_kernels_*
