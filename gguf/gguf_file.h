@@ -17,15 +17,16 @@
 #include <string_view>
 #include <vector>
 
+#include "base/expected_error.h"
 #include "gguf/ggml_type.h"
 
 namespace dv::gguf {
 
 // An expected failure: a missing, unreadable, malformed or unsupported GGUF file. what() is one
 // line, "<path>: <problem>".
-class GgufError : public std::runtime_error {
+class GgufError : public ExpectedError {
  public:
-  using std::runtime_error::runtime_error;
+  using ExpectedError::ExpectedError;
 };
 
 // GGUF's metadata value types, numbered as in the file.
