@@ -17,7 +17,7 @@
 #include "db/run_store.h"
 #include "engine/safetensors.h"
 #include "reports/fleet_results.h"
-#include "reports/gate.h"
+#include "verdict/verdict.h"
 
 namespace dv::cli {
 namespace {
@@ -82,8 +82,8 @@ nlohmann::json StatementFor(const reports::FleetResults& fleet, const std::strin
     throw UsageError(fleet.db_path + ": scenario " + s.label + " has runs of " +
                      std::to_string(s.artifact_ids.size()) + " artifacts; a statement names one");
   }
-  const reports::GateResult gate = reports::EvaluateGate(fleet);
-  const reports::ScenarioGate& g = gate.scenarios.front();
+  // The scenario's one verdict (verdict/verdict.h), the same the gate and the reports show.
+  const verdict::ScenarioVerdict& v = s.verdict;
   attest::AttestationInput input;
   input.artifact = {"model.safetensors", s.artifact_ids.front()};
   input.results = {"results", fleet.results_digest};
@@ -95,11 +95,13 @@ nlohmann::json StatementFor(const reports::FleetResults& fleet, const std::strin
     input.machines.push_back({m.id, fp});
   }
   for (const db::RunRecord& r : s.runs) {
-    input.configurations.push_back({r.configuration, r.engine, r.backend, r.machine.id, r.status,
+    input.configurations.push_back({r.configuration, std::string(KindName(r.engine)),
+                                    std::string(KindName(r.backend)), r.machine.id,
+                                    std::string(KindName(r.status)),
                                     r.final_logits_chain.value_or(""),
                                     r.final_token_chain.value_or(""), r.n_steps});
   }
-  input.verdict = {g.unique_logits, g.unique_tokens, g.passed};
+  input.verdict = {v.int8_unique_logits, v.int8_unique_tokens, v.passed};
   input.tool_version = tool_version;
   input.spec_version =
       fleet.spec_versions.size() == 1 ? fleet.spec_versions.front() : dv::build::kSpecVersion;

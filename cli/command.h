@@ -31,6 +31,7 @@ void SetupGenerateCommand(CLI::App& app, CommandContext& ctx);
 void SetupSynthCommand(CLI::App& app, CommandContext& ctx);
 void SetupBenchCommand(CLI::App& app, CommandContext& ctx);
 void SetupRunCommand(CLI::App& app, CommandContext& ctx);
+void SetupRunPlanCommand(CLI::App& app, CommandContext& ctx);
 void SetupFingerprintCommand(CLI::App& app, CommandContext& ctx);
 void SetupMergeCommand(CLI::App& app, CommandContext& ctx);
 void SetupReportCommand(CLI::App& app, CommandContext& ctx);

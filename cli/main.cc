@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   dv::cli::SetupSynthCommand(app, ctx);
   dv::cli::SetupBenchCommand(app, ctx);
   dv::cli::SetupRunCommand(app, ctx);
+  dv::cli::SetupRunPlanCommand(app, ctx);
   dv::cli::SetupFingerprintCommand(app, ctx);
   dv::cli::SetupMergeCommand(app, ctx);
   dv::cli::SetupReportCommand(app, ctx);

@@ -1,5 +1,6 @@
 // detverify run SCENARIO.yaml: every configuration in its own child process, results into
-// SQLite, the run table at the end. `run-config` is the hidden child side.
+// SQLite, the run table at the end. The child side is the hidden `run-plan` verb
+// (cli/run_plan_command.cc).
 #include <unistd.h>
 
 #include <climits>
@@ -44,10 +45,6 @@ void RunRun(const RunOptions& o, CommandContext& ctx) {
   ctx.exit_code = harness::RunScenario(ro);
 }
 
-struct RunConfigOptions {
-  std::string scenario, config, result;
-};
-
 }  // namespace
 
 void SetupRunCommand(CLI::App& app, CommandContext& ctx) {
@@ -59,16 +56,6 @@ void SetupRunCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_flag("--json", opt->json, "print the run table as JSON");
   cmd->add_flag("--validate", opt->validate, "check the scenario file and exit");
   cmd->callback([opt, &ctx]() { RunRun(*opt, ctx); });
-
-  auto child = std::make_shared<RunConfigOptions>();
-  CLI::App* rc = app.add_subcommand("run-config", "internal: run one configuration (child process)");
-  rc->group("");  // hidden from --help
-  rc->add_option("scenario", child->scenario)->required();
-  rc->add_option("--config", child->config)->required();
-  rc->add_option("--result", child->result)->required();
-  rc->callback([child, &ctx]() {
-    ctx.exit_code = harness::RunConfigurationChild(child->scenario, child->config, child->result);
-  });
 }
 
 }  // namespace dv::cli

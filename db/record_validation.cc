@@ -11,21 +11,6 @@
 namespace dv::db {
 namespace {
 
-template <size_t N>
-bool OneOf(const std::string& value, const std::array<std::string_view, N>& allowed) {
-  return std::find(allowed.begin(), allowed.end(), value) != allowed.end();
-}
-
-template <size_t N>
-std::string Joined(const std::array<std::string_view, N>& allowed) {
-  std::string text;
-  for (std::string_view value : allowed) {
-    if (!text.empty()) text += '|';
-    text += value;
-  }
-  return text;
-}
-
 void Require(bool ok, const std::string& what, const std::string& problem) {
   if (!ok) throw DbError("invalid " + what + ": " + problem);
 }
@@ -69,12 +54,13 @@ void ValidateRun(const RunRecord& run) {
   ValidateArtifact(run.artifact);
   const std::string what = "run '" + run.configuration + "'";
   RequireNonEmpty(run.configuration, "run", "configuration");
-  Require(OneOf(run.engine, kEngines), what,
-          "engine '" + run.engine + "' is not one of " + Joined(kEngines));
-  Require(OneOf(run.backend, kBackends), what,
-          "backend '" + run.backend + "' is not one of " + Joined(kBackends));
-  Require(OneOf(run.status, kStatuses), what,
-          "status '" + run.status + "' is not one of " + Joined(kStatuses));
+  // engine, backend and status are enums (base/run_kinds.h): only their values can be written.
+  Require(static_cast<size_t>(run.engine) < KindSpellings<EngineKind>::kNames.size(), what,
+          "engine out of range");
+  Require(static_cast<size_t>(run.backend) < KindSpellings<BackendKind>::kNames.size(), what,
+          "backend out of range");
+  Require(static_cast<size_t>(run.status) < KindSpellings<RunStatus>::kNames.size(), what,
+          "status out of range");
   RequireNonEmpty(run.started_at, what, "started_at");
   Require(run.wall_ms >= 0, what, "wall_ms is negative");
   Require(run.tokens_per_s_milli >= 0, what, "tokens_per_s_milli is negative");

@@ -10,13 +10,12 @@
 #include <string_view>
 #include <vector>
 
+#include "base/run_kinds.h"
+
 namespace dv::db {
 
-// The values runs.engine, runs.backend and runs.status may take.
-inline constexpr std::array<std::string_view, 2> kEngines = {"int8", "float"};
-inline constexpr std::array<std::string_view, 3> kBackends = {"reference", "cpu", "cuda"};
-inline constexpr std::array<std::string_view, 6> kStatuses = {"ok",     "crashed", "timeout",
-                                                              "killed", "skipped", "error"};
+// runs.engine, runs.backend and runs.status hold the spellings of base/run_kinds.h; a row with
+// any other value is refused when read (DbError naming the run and the value).
 
 // Whether a run read back carries its steps (they are most of a DB's bytes).
 enum class StepLoading { kWithoutSteps, kWithSteps };
@@ -67,9 +66,9 @@ struct RunRecord {
   MachineRecord machine;
   ArtifactRecord artifact;
   std::string configuration;       // the configuration's name, e.g. "int8-cpu-b1"
-  std::string engine;              // one of kEngines
-  std::string backend;             // one of kBackends
-  std::string status;              // one of kStatuses
+  EngineKind engine = EngineKind::kInt8;
+  BackendKind backend = BackendKind::kReference;
+  RunStatus status = RunStatus::kOk;
   std::string status_detail;       // free text; empty when there is nothing to add
   std::string started_at;          // UTC ISO-8601, e.g. "2025-01-31T12:00:00Z"
   int64_t wall_ms = 0;             // >= 0
@@ -80,7 +79,8 @@ struct RunRecord {
   int64_t wrap_events = 0;                        // diagnostic count, >= 0
   std::string tool_version;
   std::string spec_version;
-  std::string config_json;        // canonical JSON of the configuration as run
+  std::string config_json;        // canonical JSON of the configuration as run: the run plan
+                                  // (plan/run_plan.h) for runs recorded by `detverify run`
   std::vector<StepRecord> steps;  // empty when read with StepLoading::kWithoutSteps
   bool operator==(const RunRecord&) const = default;
 };

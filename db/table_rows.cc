@@ -41,13 +41,26 @@ constexpr const char* kRunSelect =
     "FROM runs r LEFT JOIN scenarios s ON s.id = r.scenario_id "
     "LEFT JOIN machines m ON m.id = r.machine_id LEFT JOIN artifacts a ON a.id = r.artifact_id ";
 
+// An engine, backend or status column: one of base/run_kinds.h's spellings, or the row is refused.
+template <typename E>
+E ReadKind(const SqliteHandle& handle, const Statement& row, int column, const std::string& run_id) {
+  const std::string text = row.ColumnText(column);
+  const std::optional<E> value = ParseKind<E>(text);
+  if (!value) {
+    throw DbError(handle.Path() + ": run " + run_id + " has " +
+                  std::string(KindSpellings<E>::kWhat) + " '" + text + "', not one of " +
+                  KindList<E>(", ") + " (written by another detverify?)");
+  }
+  return *value;
+}
+
 RunRecord ReadRun(const SqliteHandle& handle, const Statement& row, StepLoading steps) {
   RunRecord run;
   run.id = row.ColumnText(0);
   run.configuration = row.ColumnText(1);
-  run.engine = row.ColumnText(2);
-  run.backend = row.ColumnText(3);
-  run.status = row.ColumnText(4);
+  run.engine = ReadKind<EngineKind>(handle, row, 2, run.id);
+  run.backend = ReadKind<BackendKind>(handle, row, 3, run.id);
+  run.status = ReadKind<RunStatus>(handle, row, 4, run.id);
   run.status_detail = row.ColumnText(5);
   run.started_at = row.ColumnText(6);
   run.wall_ms = row.ColumnInt(7);
@@ -161,9 +174,9 @@ PutResult PutRunRow(const SqliteHandle& handle, const RunRecord& run) {
         .Bind(3, run.machine.id)
         .Bind(4, run.artifact.id)
         .Bind(5, run.configuration)
-        .Bind(6, run.engine)
-        .Bind(7, run.backend)
-        .Bind(8, run.status)
+        .Bind(6, std::string(KindName(run.engine)))
+        .Bind(7, std::string(KindName(run.backend)))
+        .Bind(8, std::string(KindName(run.status)))
         .Bind(9, run.status_detail)
         .Bind(10, run.started_at)
         .Bind(11, run.wall_ms)

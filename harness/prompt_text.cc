@@ -3,7 +3,7 @@
 #include <sys/stat.h>
 
 #include "base/file_io.h"
-#include "harness/config_runner.h"
+#include "harness/plan_builder.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 

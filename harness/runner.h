@@ -1,5 +1,6 @@
-// The scenario runner: every configuration in its own child process with a timeout, results
-// recorded by the parent, one DB transaction per finished run, the run table at the end.
+// The scenario runner: every configuration resolved into a run plan (plan_builder.h), run in its
+// own child process with a timeout (`run-plan`, native or under qemu-user), its outcome recorded
+// by the parent in one DB transaction, the run table at the end.
 #pragma once
 
 #include <string>
@@ -19,10 +20,5 @@ struct RunnerOptions {
 // out, was killed or failed. Throws ScenarioError / DbError / ArtifactError for usage and I/O
 // problems (exit 2 in main).
 int RunScenario(const RunnerOptions& options);
-
-// The child side: runs one configuration and writes its outcome as JSON to result_path.
-// Progress lines "progress <done> <total>" go to stdout. Returns the process exit code.
-int RunConfigurationChild(const std::string& scenario_path, const std::string& config_name,
-                          const std::string& result_path);
 
 }  // namespace dv::harness

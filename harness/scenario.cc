@@ -80,6 +80,14 @@ class Reader {
     return s;
   }
 
+  // One of an enum's spellings (base/run_kinds.h).
+  template <typename E>
+  E Kind(const YAML::Node& n, const std::string& what) const {
+    std::set<std::string> names;
+    for (std::string_view name : KindSpellings<E>::kNames) names.emplace(name);
+    return *ParseKind<E>(OneOf(n, what, names));
+  }
+
   std::pair<int64_t, int64_t> Range(const YAML::Node& n, const std::string& what, int64_t lo, int64_t hi) const {
     if (!n.IsSequence() || n.size() != 2) Fail(n, what + " must be a list [min, max]");
     const int64_t a = Int(n[0], what + "[0]", lo, hi), b = Int(n[1], what + "[1]", lo, hi);
@@ -166,13 +174,15 @@ Configuration ParseConfiguration(const Reader& r, const YAML::Node& n, size_t in
   if (c.name.empty() || c.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != std::string::npos) {
     r.Fail(n["name"], what + ".name must be letters, digits, '-', '_' or '.'");
   }
-  if (n["engine"]) c.engine = r.OneOf(n["engine"], c.name + ".engine", {"int8", "float"});
-  if (n["backend"]) c.backend = r.OneOf(n["backend"], c.name + ".backend", {"reference", "cpu", "cuda"});
+  if (n["engine"]) c.engine = r.Kind<EngineKind>(n["engine"], c.name + ".engine");
+  if (n["backend"]) c.backend = r.Kind<BackendKind>(n["backend"], c.name + ".backend");
   if (n["dtype"]) {
-    if (c.engine != "float") r.Fail(n["dtype"], c.name + ".dtype applies to engine: float only");
-    c.dtype = r.OneOf(n["dtype"], c.name + ".dtype", {"fp32", "bf16", "fp16"});
-  } else if (c.engine == "float") {
-    c.dtype = c.backend == "cuda" ? "fp16" : "fp32";
+    if (c.engine != EngineKind::kFloat) {
+      r.Fail(n["dtype"], c.name + ".dtype applies to engine: float only");
+    }
+    c.dtype = r.Kind<FloatDType>(n["dtype"], c.name + ".dtype");
+  } else if (c.engine == EngineKind::kFloat) {
+    c.dtype = c.backend == BackendKind::kCuda ? FloatDType::kFp16 : FloatDType::kFp32;
   }
   if (n["batch"]) {
     const YAML::Node b = n["batch"];
@@ -195,13 +205,13 @@ Configuration ParseConfiguration(const Reader& r, const YAML::Node& n, size_t in
   }
   if (n["cuda_graphs"]) {
     c.cuda_graphs = r.Bool(n["cuda_graphs"], c.name + ".cuda_graphs");
-    if (c.cuda_graphs && c.backend != "cuda") r.Fail(n["cuda_graphs"], c.name + ".cuda_graphs needs backend: cuda");
+    if (c.cuda_graphs && c.backend != BackendKind::kCuda) r.Fail(n["cuda_graphs"], c.name + ".cuda_graphs needs backend: cuda");
   }
   if (n["timeout_s"]) c.timeout_s = r.Int(n["timeout_s"], c.name + ".timeout_s", 1, 7 * 24 * 3600);
   if (n["threads"]) c.threads = static_cast<int>(r.Int(n["threads"], c.name + ".threads", 0, 1024));
   if (n["platform"]) {
     c.platform = r.OneOf(n["platform"], c.name + ".platform", {"aarch64", "s390x"});
-    if (c.engine != "int8" || c.backend == "cuda") {
+    if (c.engine != EngineKind::kInt8 || c.backend == BackendKind::kCuda) {
       r.Fail(n["platform"], c.name + ".platform applies to engine: int8 with backend reference or cpu");
     }
   }
@@ -294,7 +304,10 @@ std::string CanonicalScenarioText(const Scenario& s) {
   }
   j["configurations"] = nlohmann::json::array();
   for (const auto& c : s.configurations) {
-    j["configurations"].push_back({{"name", c.name}, {"engine", c.engine}, {"backend", c.backend}, {"dtype", c.dtype},
+    // dtype is "" for int8 rows, as it always was: the text is the scenario's identity.
+    const std::string dtype(c.engine == EngineKind::kFloat ? KindName(c.dtype) : "");
+    j["configurations"].push_back({{"name", c.name}, {"engine", KindName(c.engine)},
+                                   {"backend", KindName(c.backend)}, {"dtype", dtype},
                                    {"batch", {{"size", c.batch.size}, {"co_prompts", c.batch.co_prompts}, {"position", c.batch.position}}},
                                    {"split_prefill", c.split_prefill}, {"cuda_graphs", c.cuda_graphs},
                                    {"timeout_s", c.timeout_s}, {"threads", c.threads}});

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/expected_error.h"
+#include "base/run_kinds.h"
 #include "engine/co_prompts.h"
 #include "verdict/expected_hashes.h"
 
@@ -42,9 +43,9 @@ struct BatchSpec {
 
 struct Configuration {
   std::string name;
-  std::string engine = "int8";        // int8 | float
-  std::string backend = "reference";  // reference | cpu | cuda
-  std::string dtype;                  // float rows: fp32 | bf16 | fp16
+  EngineKind engine = EngineKind::kInt8;
+  BackendKind backend = BackendKind::kReference;
+  FloatDType dtype = FloatDType::kFp32;  // float rows (default fp32, fp16 on cuda)
   BatchSpec batch;
   int64_t split_prefill = 0;          // 0: whole prompt at once
   bool cuda_graphs = false;

@@ -132,7 +132,8 @@ std::string RenderDivergenceChart(const std::vector<DivergenceRow>& rows, int64_
     svg += "<text x=\"" + Num(kLabelWidth - 10) + "\" y=\"" + Num(y + 17) +
            "\" text-anchor=\"end\"><title>" + EscapeXml(r.name + " (" + r.device + ")") +
            "</title>" + EscapeXml(Truncate(r.configuration, kMaxLabelChars)) + "</text>";
-    std::string sublabel = r.engine + " \u00b7 " + r.status;
+    const std::string status(KindName(r.status));
+    std::string sublabel = std::string(KindName(r.engine)) + " \u00b7 " + status;
     if (show_machines) sublabel += " \u00b7 " + ShortHash(r.machine_id, 8);
     svg += Text(kLabelWidth - 10, y + 31, sublabel,
                 "text-anchor=\"end\" font-size=\"11\" fill=\"" + std::string(kFaint) + "\"");
@@ -141,9 +142,9 @@ std::string RenderDivergenceChart(const std::vector<DivergenceRow>& rows, int64_
     const char* tokens_color = kFaint;
     if (!r.compared) {
       svg += Rect(kLabelWidth, y + 8, kPlotWidth, 24, kNoSteps,
-                  r.name + ": no steps (" + r.status +
+                  r.name + ": no steps (" + status +
                       (r.status_detail.empty() ? "" : ": " + r.status_detail) + ")");
-      svg += Text(kLabelWidth + 8, y + 24, r.status == "ok" ? "no steps" : r.status,
+      svg += Text(kLabelWidth + 8, y + 24, r.status == RunStatus::kOk ? "no steps" : status,
                   "font-size=\"12\"");
       logits_note = "not compared";
     } else {

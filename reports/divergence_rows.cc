@@ -42,11 +42,11 @@ std::string DescribeBaseline(const ScenarioResults& s) {
 std::vector<DivergenceRow> DivergenceRows(const ScenarioResults& s) {
   std::vector<DivergenceRow> rows;
   for (size_t i = 0; i < s.runs.size(); ++i) {
-    if (s.runs[i].engine == "float") rows.push_back(MakeRow(s, i));
+    if (s.runs[i].engine == EngineKind::kFloat) rows.push_back(MakeRow(s, i));
   }
   for (size_t i = 0; i < s.runs.size(); ++i) {
     const verdict::ChainDivergence* d = s.ComparisonFor(i);
-    if (s.runs[i].engine == "int8" && d != nullptr && !d->Identical())
+    if (s.runs[i].engine == EngineKind::kInt8 && d != nullptr && !d->Identical())
       rows.push_back(MakeRow(s, i));
   }
   return rows;

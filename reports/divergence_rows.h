@@ -14,7 +14,9 @@ namespace dv::reports {
 struct DivergenceRow {
   size_t run = 0;    // index into ScenarioResults::runs
   std::string name;  // ScenarioResults::row_names
-  std::string configuration, device, machine_id, engine, status, status_detail;
+  std::string configuration, device, machine_id, status_detail;
+  EngineKind engine = EngineKind::kInt8;
+  RunStatus status = RunStatus::kOk;
   int64_t steps = 0;
   bool compared = false;  // false: no steps or no baseline, nothing to compare
   verdict::ChainDivergence divergence;

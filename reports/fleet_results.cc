@@ -6,49 +6,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fingerprint/fingerprint.h"
 #include "reports/report_error.h"
 
 namespace dv::reports {
-namespace {
-
-// The machine's short CPU name as the run table shows it, without the "(cpu)" backend mark.
-std::string CpuName(const db::MachineRecord& machine) {
-  const nlohmann::json fp = nlohmann::json::parse(machine.fingerprint_json, nullptr, false);
-  std::string label =
-      fingerprint::DeviceLabel(fp.is_discarded() ? nlohmann::json::object() : fp, "cpu");
-  const std::string mark = " (cpu)";
-  if (label.size() > mark.size() && label.ends_with(mark)) label.resize(label.size() - mark.size());
-  return label;
-}
-
-std::vector<std::string> RowNames(const std::vector<db::RunRecord>& runs) {
-  std::set<std::string> machines;
-  for (const db::RunRecord& r : runs) machines.insert(r.machine.id);
-  std::vector<std::string> names;
-  std::map<std::string, int> seen;
-  for (const db::RunRecord& r : runs) {
-    std::string name = r.configuration;
-    if (machines.size() > 1) name += " @ " + CpuName(r.machine) + " " + ShortHash(r.machine.id, 8);
-    names.push_back(name);
-    ++seen[name];
-  }
-  // The same configuration run twice on one machine: tell the runs apart by their ids.
-  for (size_t i = 0; i < runs.size(); ++i) {
-    if (seen[names[i]] > 1) names[i] += " (run " + ShortHash(runs[i].id, 8) + ")";
-  }
-  return names;
-}
-
-}  // namespace
-
-std::string ShortHash(const std::string& hex, size_t digits) { return hex.substr(0, digits); }
 
 const verdict::ChainDivergence* ScenarioResults::ComparisonFor(size_t run) const {
-  for (const RowComparison& c : comparisons) {
-    if (c.run == run) return &c.divergence;
-  }
-  return nullptr;
+  if (run >= verdict.rows.size() || !verdict.rows[run].divergence) return nullptr;
+  return &*verdict.rows[run].divergence;
 }
 
 FleetResults LoadFleetResults(const db::RunStore& store, const std::string& scenario_selector) {
@@ -82,9 +46,10 @@ FleetResults LoadFleetResults(const db::RunStore& store, const std::string& scen
     sr.label = name_count[s.name] > 1 ? s.name + " (id " + ShortHash(s.id, 8) + ")" : s.name;
     sr.published = verdict::PublishedHashes(s.canonical_text);
     sr.runs = store.Runs(s.id, db::StepLoading::kWithSteps);
-    sr.row_names = RowNames(sr.runs);
-    sr.table = verdict::BuildRunTable(sr.label, sr.runs, sr.published);
-    sr.baseline = verdict::FindBaselineRun(sr.runs);
+    sr.verdict = verdict::JudgeScenario(sr.runs, sr.published);
+    sr.row_names = sr.verdict.row_names;
+    sr.baseline = sr.verdict.baseline;
+    sr.table = verdict::BuildRunTable(sr.label, sr.runs, sr.verdict);
     std::set<std::string> artifacts, machines;
     for (size_t i = 0; i < sr.runs.size(); ++i) {
       const db::RunRecord& r = sr.runs[i];
@@ -94,9 +59,6 @@ FleetResults LoadFleetResults(const db::RunStore& store, const std::string& scen
       tools.insert(r.tool_version);
       specs.insert(r.spec_version);
       sr.steps = std::max(sr.steps, r.n_steps);
-      if (sr.baseline && i != *sr.baseline && !r.steps.empty()) {
-        sr.comparisons.push_back({i, verdict::CompareChains(sr.runs[*sr.baseline].steps, r.steps)});
-      }
     }
     sr.artifact_ids.assign(artifacts.begin(), artifacts.end());
     sr.machine_count = machines.size();

@@ -1,6 +1,7 @@
 // The content of a result DB arranged for reports, the gate and attestations: per scenario its
-// runs with their steps, the run table, the scenario's published hashes, and how every run's
-// chains compare with the scenario's baseline run (divergence.h).
+// runs with their steps, the scenario's published hashes, its one verdict (verdict/verdict.h:
+// agreement, every run's divergence from the baseline run, published hashes) and the run table
+// that shows it.
 #pragma once
 
 #include <cstdint>
@@ -12,24 +13,19 @@
 #include "verdict/divergence.h"
 #include "verdict/expected_hashes.h"
 #include "verdict/run_table.h"
+#include "verdict/verdict.h"
 
 namespace dv::reports {
-
-struct RowComparison {
-  size_t run = 0;              // index into ScenarioResults::runs
-  verdict::ChainDivergence divergence;  // against the baseline run
-};
 
 struct ScenarioResults {
   db::ScenarioRecord scenario;
   std::string label;  // the name; "name (id 1a2b3c4d)" when two scenarios in the DB share it
   std::vector<verdict::ExpectedHashes> published;  // the scenario's own `expect` list
   std::vector<db::RunRecord> runs;                 // in RunStore::Runs order, with steps
-  std::vector<std::string> row_names;  // per run, unique within the scenario: the configuration,
-                                       // "configuration @ cpu id8" when several machines ran it
-  verdict::RunTable table;             // BuildRunTable(runs, published)
-  std::optional<size_t> baseline;      // FindBaselineRun(runs)
-  std::vector<RowComparison> comparisons;  // every other run with steps, against the baseline
+  std::vector<std::string> row_names;  // per run, unique within the scenario (verdict::RowNames)
+  verdict::ScenarioVerdict verdict;    // JudgeScenario(runs, published): the one answer
+  verdict::RunTable table;             // the run table of that verdict
+  std::optional<size_t> baseline;      // the verdict's baseline run
   std::vector<std::string> artifact_ids;   // the distinct artifacts of the runs, sorted
   int64_t steps = 0;                       // the most steps of any run
   size_t machine_count = 0;                // distinct machines among the runs
@@ -58,6 +54,6 @@ struct FleetResults {
 FleetResults LoadFleetResults(const db::RunStore& store, const std::string& scenario_selector = "");
 
 // "ab12cd34ef56" style prefix of a hex digest; "" stays "".
-std::string ShortHash(const std::string& hex, size_t digits = 12);
+using verdict::ShortHash;
 
 }  // namespace dv::reports

@@ -1,8 +1,10 @@
-// The CI gate (docs/ci.md). A scenario passes when every int8 configuration that ran produced
-// the same final logits-chain and token-chain hashes, none of them crashed, timed out or failed
-// (it produced no hash), all used one artifact, and, given an --expect file, every int8 row ends
-// on the expected hashes. Skipped rows and float rows are reported but never fail it. A DB
-// without scenarios fails: there is nothing to show agreement.
+// The CI gate (docs/ci.md): each scenario's one verdict (verdict/verdict.h), judged with the
+// --expect entries for it, as JUnit-shaped cases. A scenario passes when every int8
+// configuration that ran produced the same final logits-chain and token-chain hashes, none of
+// them crashed, timed out or failed (it produced no hash), all used one artifact, and, given an
+// --expect file, every int8 row shows the expected hashes at the step each entry names. Skipped
+// rows and float rows are reported but never fail it. A DB without scenarios fails: there is
+// nothing to show agreement.
 #pragma once
 
 #include <cstdint>

@@ -118,25 +118,28 @@ void RenderScenario(const ScenarioResults& s, const ScenarioGate& gate, std::str
   out += "</tr></thead><tbody>";
   for (size_t i = 0; i < t.rows.size(); ++i) {
     const verdict::TableRow& r = t.rows[i];
+    const std::string status(KindName(r.status));
     out += "<tr><td>" + E(r.device) + "</td><td>" + Hash(r.machine_id, 8) + "</td><td>" +
-           E(r.configuration) + "</td><td class=\"" + StatusClass(r.status) + "\">" + E(r.status) +
-           "</td><td>" + (r.engine == "int8" ? Hash(r.logits_chain) : "") + "</td><td>" +
-           (r.engine == "float" ? Hash(r.logits_chain) : "") + "</td><td>" + Hash(r.token_chain) +
-           "</td><td>" +
-           (r.expected == "ok"         ? "<span class=\"mark-ok\">\u2714 matches</span>"
-            : r.expected == "mismatch" ? "<span class=\"mark-bad\">\u2718 differs</span>"
-                                       : "") +
+           E(r.configuration) + "</td><td class=\"" + StatusClass(status) + "\">" + E(status) +
+           "</td><td>" + (r.engine == EngineKind::kInt8 ? Hash(r.logits_chain) : "") +
+           "</td><td>" + (r.engine == EngineKind::kFloat ? Hash(r.logits_chain) : "") +
+           "</td><td>" + Hash(r.token_chain) + "</td><td>" +
+           (r.published == verdict::HashMatch::kMatch
+                ? "<span class=\"mark-ok\">\u2714 matches</span>"
+            : r.published == verdict::HashMatch::kMismatch
+                ? "<span class=\"mark-bad\">\u2718 differs</span>"
+                : "") +
            "</td></tr>";
   }
+  const verdict::ScenarioVerdict& v = t.verdict;
   const std::string int8_verdict =
-      t.int8_ok_runs == 0 ? "no int8 runs"
-                          : Plural(t.int8_unique_logits, "unique hash", "unique hashes") +
-                                (t.int8_agree ? " \u2714" : " \u2718");
+      verdict::Int8VerdictText(v) + (v.agree ? " \u2714" : " \u2718");
   out += "<tr class=\"verdict\"><td colspan=\"4\">verdict</td><td class=\"" +
-         std::string(t.int8_ok_runs > 0 && t.int8_agree ? "mark-ok" : "mark-bad") + "\">" +
+         std::string(v.agree ? "mark-ok" : "mark-bad") + "\">" +
          E(int8_verdict) + "</td><td>" +
-         (t.float_ok_runs == 0 ? ""
-                               : E(Plural(t.float_unique_logits, "unique hash", "unique hashes"))) +
+         (v.float_with_hashes == 0
+              ? ""
+              : E(Plural(v.float_unique_logits, "unique hash", "unique hashes"))) +
          "</td><td colspan=\"2\"></td></tr>";
   out += "</tbody></table>";
 
@@ -148,7 +151,7 @@ void RenderScenario(const ScenarioResults& s, const ScenarioGate& gate, std::str
   }
   for (size_t i = 0; i < s.runs.size(); ++i) {
     const db::RunRecord& r = s.runs[i];
-    if (r.status == "skipped") {
+    if (r.status == RunStatus::kSkipped) {
       items += "<li class=\"note\"><b>" + E(s.row_names[i]) + "</b>: skipped" +
                (r.status_detail.empty() ? "" : " \u2014 " + E(r.status_detail)) + "</li>";
     }
@@ -175,11 +178,12 @@ void RenderScenario(const ScenarioResults& s, const ScenarioGate& gate, std::str
       "<th>tokens</th></tr></thead><tbody>";
   for (const DivergenceRow& r : rows) {
     std::string tokens = r.tokens_text;
-    if (!r.compared && r.status != "ok")
+    if (!r.compared && r.status != RunStatus::kOk)
       tokens = r.status_detail.empty() ? "\u2014" : r.status_detail;
     out += "<tr><td>" + E(r.configuration) + "</td><td>" + E(r.device) + "</td><td>" +
-           Hash(r.machine_id, 8) + "</td><td>" + E(r.engine) + "</td><td class=\"" +
-           StatusClass(r.status) + "\">" + E(r.status) + "</td><td>" + E(r.logits_text) +
+           Hash(r.machine_id, 8) + "</td><td>" + E(std::string(KindName(r.engine))) +
+           "</td><td class=\"" + StatusClass(std::string(KindName(r.status))) + "\">" +
+           E(std::string(KindName(r.status))) + "</td><td>" + E(r.logits_text) +
            "</td><td>" + E(tokens) + "</td></tr>";
   }
   out += "</tbody></table></section>\n";

@@ -64,28 +64,30 @@ void RenderScenario(const ScenarioResults& s, const ScenarioGate& gate, std::str
     const verdict::TableRow& r = t.rows[i];
     const std::string h = Code(ShortHash(r.logits_chain));
     out += "| " + Cell(r.device) + " | " + Code(ShortHash(r.machine_id, 8)) + " | " +
-           Cell(r.configuration) + " | " + Cell(r.status) + " | " + (r.engine == "int8" ? h : "") +
-           " | " + (r.engine == "float" ? h : "") + " | " + Code(ShortHash(r.token_chain)) + " | " +
-           (r.expected == "ok"         ? "\u2705"
-            : r.expected == "mismatch" ? "\u274c"
-                                       : "") +
+           Cell(r.configuration) + " | " + Cell(std::string(KindName(r.status))) + " | " +
+           (r.engine == EngineKind::kInt8 ? h : "") + " | " +
+           (r.engine == EngineKind::kFloat ? h : "") + " | " + Code(ShortHash(r.token_chain)) +
+           " | " +
+           (r.published == verdict::HashMatch::kMatch      ? "\u2705"
+            : r.published == verdict::HashMatch::kMismatch ? "\u274c"
+                                                           : "") +
            " |\n";
   }
+  const verdict::ScenarioVerdict& v = t.verdict;
   const std::string int8_verdict =
-      t.int8_ok_runs == 0 ? "no int8 runs"
-                          : Plural(t.int8_unique_logits, "unique hash", "unique hashes") +
-                                (t.int8_agree ? " \u2705" : " \u274c");
+      verdict::Int8VerdictText(v) + (v.agree ? " \u2705" : " \u274c");
   const std::string float_verdict =
-      t.float_ok_runs == 0 ? "" : Plural(t.float_unique_logits, "unique hash", "unique hashes");
+      v.float_with_hashes == 0 ? ""
+                               : Plural(v.float_unique_logits, "unique hash", "unique hashes");
   out += "| | | | | **" + int8_verdict + "** | " + float_verdict + " | | |\n\n";
 
   bool any_not_ok = false;
   for (size_t i = 0; i < s.runs.size(); ++i) {
     const db::RunRecord& r = s.runs[i];
-    if (r.status == "ok") continue;
+    if (r.status == RunStatus::kOk) continue;
     if (!any_not_ok) out += "Rows without hashes:\n\n";
     any_not_ok = true;
-    out += "- " + Code(s.row_names[i]) + ": **" + Cell(r.status) + "**" +
+    out += "- " + Code(s.row_names[i]) + ": **" + Cell(std::string(KindName(r.status))) + "**" +
            (r.status_detail.empty() ? "" : " \u2014 " + Cell(r.status_detail)) + "\n";
   }
   if (any_not_ok) out += "\n";
@@ -113,10 +115,11 @@ void RenderScenario(const ScenarioResults& s, const ScenarioGate& gate, std::str
       "tokens |\n|---|---|---|---|---|---|---|\n";
   for (const DivergenceRow& r : rows) {
     std::string tokens = r.tokens_text;
-    if (!r.compared && r.status != "ok")
+    if (!r.compared && r.status != RunStatus::kOk)
       tokens = r.status_detail.empty() ? "\u2014" : r.status_detail;
     out += "| " + Cell(r.configuration) + " | " + Cell(r.device) + " | " +
-           Code(ShortHash(r.machine_id, 8)) + " | " + r.engine + " | " + Cell(r.status) + " | " +
+           Code(ShortHash(r.machine_id, 8)) + " | " + std::string(KindName(r.engine)) + " | " +
+           Cell(std::string(KindName(r.status))) + " | " +
            Cell(r.logits_text) + " | " + Cell(tokens) + " |\n";
   }
   out += "\n";

@@ -8,11 +8,8 @@
 namespace dv::verdict {
 namespace {
 
-int BackendRank(std::string_view backend) {
-  if (backend == "reference") return 0;
-  if (backend == "cpu") return 1;
-  return 2;
-}
+// reference first (the definition of correct), then cpu, then the rest in their order.
+int BackendRank(BackendKind backend) { return static_cast<int>(backend); }
 
 }  // namespace
 
@@ -57,7 +54,7 @@ std::optional<size_t> FindBaselineRun(const std::vector<db::RunRecord>& runs) {
   };
   for (size_t i = 0; i < runs.size(); ++i) {
     const db::RunRecord& r = runs[i];
-    if (r.engine != "int8" || r.status != "ok" || r.n_steps == 0) continue;
+    if (r.engine != EngineKind::kInt8 || r.status != RunStatus::kOk || r.n_steps == 0) continue;
     if (!best || rank(i) < rank(*best)) best = i;
   }
   return best;

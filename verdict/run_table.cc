@@ -1,7 +1,6 @@
 #include "verdict/run_table.h"
 
 #include <algorithm>
-#include <set>
 
 #include "fingerprint/fingerprint.h"
 
@@ -24,19 +23,30 @@ std::string Pad(const std::string& s, size_t w) {
   return cur >= w ? s : s + std::string(w - cur, ' ');
 }
 
+std::string Plural(int64_t n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 }  // namespace
 
 RunTable BuildRunTable(const std::string& scenario_name, const std::vector<db::RunRecord>& runs,
-                       const std::vector<ExpectedHashes>& expect) {
+                       const std::vector<ExpectedHashes>& published) {
+  return BuildRunTable(scenario_name, runs, JudgeScenario(runs, published));
+}
+
+RunTable BuildRunTable(const std::string& scenario_name, const std::vector<db::RunRecord>& runs,
+                       ScenarioVerdict verdict) {
   RunTable t;
   t.scenario = scenario_name;
-  std::set<std::string> i8_logits, i8_tokens, f_logits;
-  for (const db::RunRecord& r : runs) {
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const db::RunRecord& r = runs[i];
     TableRow row;
-    nlohmann::json fp = nlohmann::json::parse(r.machine.fingerprint_json, nullptr, false);
-    row.device = fingerprint::DeviceLabel(fp.is_discarded() ? nlohmann::json::object() : fp, r.backend);
+    const nlohmann::json fp = nlohmann::json::parse(r.machine.fingerprint_json, nullptr, false);
+    row.device = fingerprint::DeviceLabel(fp.is_discarded() ? nlohmann::json::object() : fp,
+                                          KindName(r.backend));
     row.machine_id = r.machine.id;
     row.configuration = r.configuration;
+    row.name = i < verdict.row_names.size() ? verdict.row_names[i] : r.configuration;
     row.engine = r.engine;
     row.backend = r.backend;
     row.status = r.status;
@@ -44,32 +54,45 @@ RunTable BuildRunTable(const std::string& scenario_name, const std::vector<db::R
     row.steps = r.n_steps;
     row.logits_chain = r.final_logits_chain.value_or("");
     row.token_chain = r.final_token_chain.value_or("");
+    if (i < verdict.rows.size()) {
+      row.published = verdict.rows[i].published;
+      row.outcome = verdict.rows[i].outcome;
+    }
     if (t.artifact_id.empty()) {
       t.artifact_id = r.artifact.id;
       t.artifact_source = r.artifact.source;
     }
-    if (r.status == "ok" && r.engine == "int8") {
-      ++t.int8_ok_runs;
-      i8_logits.insert(row.logits_chain);
-      i8_tokens.insert(row.token_chain);
-      for (const ExpectedHashes& e : expect) {
-        if (r.artifact.id.rfind(e.artifact, 0) == 0 && e.steps == r.n_steps) {
-          const bool ok = row.logits_chain.rfind(e.logits, 0) == 0 && row.token_chain.rfind(e.tokens, 0) == 0;
-          row.expected = ok ? "ok" : "mismatch";
-          if (!ok) t.expected_ok = false;
-        }
-      }
-    } else if (r.status == "ok" && r.engine == "float") {
-      ++t.float_ok_runs;
-      f_logits.insert(row.logits_chain);
-    }
     t.rows.push_back(std::move(row));
   }
-  t.int8_unique_logits = static_cast<int64_t>(i8_logits.size());
-  t.int8_unique_tokens = static_cast<int64_t>(i8_tokens.size());
-  t.float_unique_logits = static_cast<int64_t>(f_logits.size());
-  t.int8_agree = t.int8_unique_logits <= 1 && t.int8_unique_tokens <= 1;
+  t.verdict = std::move(verdict);
   return t;
+}
+
+std::string Int8VerdictText(const ScenarioVerdict& v) {
+  if (v.int8_with_hashes == 0) return "no int8 hash";
+  std::string text = Plural(v.int8_unique_logits, "unique hash", "unique hashes");
+  if (!v.agree && !v.Disagrees()) {
+    // The hashes alone would pass: say what the verdict also counts.
+    size_t no_hash = 0;
+    for (const RowVerdict& r : v.rows) no_hash += r.outcome == RowOutcome::kNoHash;
+    if (no_hash > 0) text += ", " + Plural(static_cast<int64_t>(no_hash), "row", "rows") + " without a hash";
+    if (v.artifacts.size() > 1) text += ", " + Plural(static_cast<int64_t>(v.artifacts.size()), "artifact", "artifacts");
+  }
+  return text;
+}
+
+const char* PublishedText(HashMatch match) {
+  switch (match) {
+    case HashMatch::kMatch:
+      return "ok";
+    case HashMatch::kMismatch:
+      return "mismatch";
+    case HashMatch::kTooShort:
+      return "short";
+    case HashMatch::kNone:
+      break;
+  }
+  return "";
 }
 
 std::string RenderRunTableText(const RunTable& t, size_t hex) {
@@ -80,14 +103,16 @@ std::string RenderRunTableText(const RunTable& t, size_t hex) {
   cells.push_back({"device", "configuration", "status", "int8 hash" + at, "float hash" + at, "published"});
   for (const TableRow& r : t.rows) {
     const std::string h = r.logits_chain.substr(0, hex);
-    const std::string& status = r.status;
-    cells.push_back({r.device, r.configuration, status, r.engine == "int8" ? h : "", r.engine == "float" ? h : "",
-                     r.expected == "ok" ? "\u2705" : r.expected == "mismatch" ? "\u274c" : ""});
+    cells.push_back({r.device, r.configuration, std::string(KindName(r.status)),
+                     r.engine == EngineKind::kInt8 ? h : "", r.engine == EngineKind::kFloat ? h : "",
+                     r.published == HashMatch::kMatch      ? "\u2705"
+                     : r.published == HashMatch::kMismatch ? "\u274c"
+                                                           : ""});
   }
-  auto plural = [](int64_t n) { return std::to_string(n) + (n == 1 ? " unique hash" : " unique hashes"); };
-  std::string int8_verdict = t.int8_ok_runs == 0 ? "no int8 runs"
-                                                  : plural(t.int8_unique_logits) + (t.int8_agree ? " \u2705" : " \u274c");
-  std::string float_verdict = t.float_ok_runs == 0 ? "" : plural(t.float_unique_logits);
+  const ScenarioVerdict& v = t.verdict;
+  const std::string int8_verdict = Int8VerdictText(v) + (v.agree ? " \u2705" : " \u274c");
+  const std::string float_verdict =
+      v.float_with_hashes == 0 ? "" : Plural(v.float_unique_logits, "unique hash", "unique hashes");
   cells.push_back({"", "", "", int8_verdict, float_verdict, ""});
   std::vector<size_t> w(cells[0].size(), 0);
   for (const auto& row : cells)
@@ -101,32 +126,49 @@ std::string RenderRunTableText(const RunTable& t, size_t hex) {
   }
   // Why rows did not run, below the table so the columns stay narrow.
   for (const TableRow& r : t.rows) {
-    if (r.status != "ok" && !r.status_detail.empty()) {
-      out += "  " + r.configuration + ": " + r.status + ": " + r.status_detail + "\n";
+    if (r.status != RunStatus::kOk && !r.status_detail.empty()) {
+      out += "  " + r.configuration + ": " + std::string(KindName(r.status)) + ": " +
+             r.status_detail + "\n";
     }
   }
+  for (size_t i = 0; i < t.rows.size() && i < v.rows.size(); ++i) {
+    if (v.rows[i].outcome == RowOutcome::kDiverges) {
+      out += "  " + t.rows[i].name + ": " + v.rows[i].message + "\n";
+    }
+  }
+  for (const std::string& p : v.problems) out += "  " + p + "\n";
   return out;
 }
 
 nlohmann::json RunTableJson(const RunTable& t) {
+  const ScenarioVerdict& v = t.verdict;
   nlohmann::json j;
   j["scenario"] = t.scenario;
   j["artifact"] = {{"sha256", t.artifact_id}, {"source", t.artifact_source}};
   j["rows"] = nlohmann::json::array();
-  for (const TableRow& r : t.rows) {
-    j["rows"].push_back({{"device", r.device}, {"machine_id", r.machine_id}, {"configuration", r.configuration},
-                         {"engine", r.engine}, {"backend", r.backend}, {"status", r.status},
-                         {"status_detail", r.status_detail}, {"steps", r.steps},
-                         {"logits_chain", r.logits_chain}, {"token_chain", r.token_chain},
-                         {"published", r.expected}});
+  for (size_t i = 0; i < t.rows.size(); ++i) {
+    const TableRow& r = t.rows[i];
+    j["rows"].push_back({{"device", r.device},
+                         {"machine_id", r.machine_id},
+                         {"configuration", r.configuration},
+                         {"engine", KindName(r.engine)},
+                         {"backend", KindName(r.backend)},
+                         {"status", KindName(r.status)},
+                         {"status_detail", r.status_detail},
+                         {"steps", r.steps},
+                         {"logits_chain", r.logits_chain},
+                         {"token_chain", r.token_chain},
+                         {"published", PublishedText(r.published)},
+                         {"verdict", i < v.rows.size() ? v.rows[i].message : ""}});
   }
-  j["verdict"] = {{"int8_runs", t.int8_ok_runs},
-                  {"int8_unique_logits_hashes", t.int8_unique_logits},
-                  {"int8_unique_token_hashes", t.int8_unique_tokens},
-                  {"int8_agree", t.int8_agree},
-                  {"float_runs", t.float_ok_runs},
-                  {"float_unique_logits_hashes", t.float_unique_logits},
-                  {"published_ok", t.expected_ok}};
+  j["verdict"] = {{"int8_runs", v.int8_with_hashes},
+                  {"int8_unique_logits_hashes", v.int8_unique_logits},
+                  {"int8_unique_token_hashes", v.int8_unique_tokens},
+                  {"int8_agree", v.agree},
+                  {"float_runs", v.float_with_hashes},
+                  {"float_unique_logits_hashes", v.float_unique_logits},
+                  {"published_ok", v.published_ok},
+                  {"problems", v.problems}};
   return j;
 }
 

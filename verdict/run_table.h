@@ -1,6 +1,7 @@
 // The run table (DESIGN.md §1): one row per configuration run, its int8 / float chain hash at
-// the last step, and the unique-hash verdict; ✅/❌ against published hashes when the artifact is
-// the one they were published for. Shared by `run`, `report` and `gate`.
+// the last step, ✅/❌ against the scenario's published hashes (at the step they name), and the
+// verdict line -- all read from the scenario's one verdict (verdict.h). Shared by `run`,
+// `report` and `gate`.
 #pragma once
 
 #include <cstdint>
@@ -8,34 +9,47 @@
 #include <string>
 #include <vector>
 
+#include "base/run_kinds.h"
 #include "db/records.h"
 #include "verdict/expected_hashes.h"
+#include "verdict/verdict.h"
 
 namespace dv::verdict {
 
 struct TableRow {
-  std::string device;         // from the machine's fingerprint
+  std::string device;  // from the machine's fingerprint
   std::string machine_id;
   std::string configuration;
-  std::string engine, backend, status, status_detail;
+  std::string name;  // RowNames: unique within the scenario
+  EngineKind engine = EngineKind::kInt8;
+  BackendKind backend = BackendKind::kReference;
+  RunStatus status = RunStatus::kOk;
+  std::string status_detail;
   int64_t steps = 0;
   std::string logits_chain, token_chain;  // full final digests ("" when none)
-  std::string expected;       // "ok" | "mismatch" | "" (no published hashes for this artifact)
+  HashMatch published = HashMatch::kNone;  // against the scenario's published hashes
+  RowOutcome outcome = RowOutcome::kAgrees;
 };
 
 struct RunTable {
   std::string scenario;
   std::string artifact_id, artifact_source;
   std::vector<TableRow> rows;
-  int64_t int8_ok_runs = 0;
-  int64_t int8_unique_logits = 0, int8_unique_tokens = 0;
-  int64_t float_ok_runs = 0, float_unique_logits = 0;
-  bool int8_agree = true;    // at most one unique int8 logits and token hash
-  bool expected_ok = true;   // no row mismatches published hashes
+  ScenarioVerdict verdict;
 };
 
+// The table of `runs` with their verdict (judged here against `published`, or given).
 RunTable BuildRunTable(const std::string& scenario_name, const std::vector<db::RunRecord>& runs,
-                       const std::vector<ExpectedHashes>& expect);
+                       const std::vector<ExpectedHashes>& published);
+RunTable BuildRunTable(const std::string& scenario_name, const std::vector<db::RunRecord>& runs,
+                       ScenarioVerdict verdict);
+
+// The verdict line's words: "1 unique hash", "2 unique hashes", "no int8 hash", with the reason
+// the rows do not agree when the hashes alone do not show it ("1 unique hash, 1 row without a
+// hash"). No mark; callers add ✅/❌ from verdict.agree.
+std::string Int8VerdictText(const ScenarioVerdict& verdict);
+// "ok", "mismatch", "short" (the row ends before the published step) or "".
+const char* PublishedText(HashMatch match);
 
 // The text table; hashes shown with `hex_digits` digits (12 in tables).
 std::string RenderRunTableText(const RunTable& table, size_t hex_digits = 12);

@@ -22,9 +22,9 @@ RunRecord TinyRun() {
   run.machine = MachineRecord{"", R"({"cpu":"test"})"};
   run.artifact = ArtifactRecord{Repeat('a'), "synthetic:qwen3-tiny seed=0", true, Repeat('c')};
   run.configuration = "int8-cpu-b1";
-  run.engine = "int8";
-  run.backend = "cpu";
-  run.status = "ok";
+  run.engine = EngineKind::kInt8;
+  run.backend = BackendKind::kCpu;
+  run.status = RunStatus::kOk;
   run.started_at = "2025-01-31T12:00:00Z";
   run.wall_ms = 1500;
   run.tokens_per_s_milli = 42000;
@@ -91,9 +91,9 @@ TEST(DbContentIds, RunIdCoversEveryField) {
       [](RunRecord& r) { r.machine.fingerprint_json = R"({"cpu":"other"})"; },
       [](RunRecord& r) { r.artifact.id = Repeat('b'); },
       [](RunRecord& r) { r.configuration = "int8-cpu-b8"; },
-      [](RunRecord& r) { r.engine = "float"; },
-      [](RunRecord& r) { r.backend = "reference"; },
-      [](RunRecord& r) { r.status = "crashed"; },
+      [](RunRecord& r) { r.engine = EngineKind::kFloat; },
+      [](RunRecord& r) { r.backend = BackendKind::kReference; },
+      [](RunRecord& r) { r.status = RunStatus::kCrashed; },
       [](RunRecord& r) { r.status_detail = "signal 11"; },
       [](RunRecord& r) { r.started_at = "2025-01-31T12:00:01Z"; },
       [](RunRecord& r) { r.wall_ms += 1; },
@@ -140,9 +140,10 @@ TEST(DbContentIds, ValidRunsPass) {
 
 TEST(DbContentIds, InvalidRunsAreRefused) {
   const std::vector<std::pair<std::string, std::function<void(RunRecord&)>>> cases = {
-      {"engine", [](RunRecord& r) { r.engine = "int4"; }},
-      {"backend", [](RunRecord& r) { r.backend = "metal"; }},
-      {"status", [](RunRecord& r) { r.status = "fine"; }},
+      // Values no spelling names (base/run_kinds.h): only memory corruption makes them.
+      {"engine", [](RunRecord& r) { r.engine = static_cast<EngineKind>(7); }},
+      {"backend", [](RunRecord& r) { r.backend = static_cast<BackendKind>(9); }},
+      {"status", [](RunRecord& r) { r.status = static_cast<RunStatus>(200); }},
       {"n_steps", [](RunRecord& r) { r.n_steps = 3; }},
       {"step 5 at position 1", [](RunRecord& r) { r.steps[1].step = 5; }},
       {"logits_chain", [](RunRecord& r) { r.steps[0].logits_chain = "ABC"; }},

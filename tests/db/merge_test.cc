@@ -35,8 +35,8 @@ class DbMerge : public ::testing::Test {
     b.AddAttestation(MakeAttestation("box-b"));
     RunStore c = RunStore::Open(c_);
     RunRecord crashed = MakeRun("int8-cuda-b1", 0, "box-c");
-    crashed.backend = "cuda";
-    crashed.status = "crashed";
+    crashed.backend = BackendKind::kCuda;
+    crashed.status = RunStatus::kCrashed;
     c.RecordRun(crashed);
   }
 

@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "db/run_store.h"
 #include "tests/db/test_fixtures.h"
@@ -76,8 +78,8 @@ TEST(DbRunStore, RecordingTheSameRunTwiceIsANoOp) {
 TEST(DbRunStore, RunWithoutStepsKeepsItsAbsentChains) {
   RunStore store = RunStore::Open(":memory:");
   RunRecord run = MakeRun("int8-cuda-b1", 0);
-  run.backend = "cuda";
-  run.status = "skipped";
+  run.backend = BackendKind::kCuda;
+  run.status = RunStatus::kSkipped;
   run.status_detail = "no CUDA device";
   const std::string id = store.RecordRun(run);
   const std::optional<RunRecord> stored = store.Run(id);
@@ -181,6 +183,35 @@ TEST(DbRunStore, ReadOnlyStoreRefusesWrites) {
     EXPECT_THROW(reader.AddAttestation(MakeAttestation("box-a")), DbError);
   }
   EXPECT_EQ(testing::ReadBytes(path), before);
+}
+
+// Engine, backend and status are enums inside the program; a row spelling anything else (a
+// tampered file, a newer detverify's value) is refused when read, naming the run and the value.
+TEST(DbRunStore, UnknownEngineBackendOrStatusIsRefusedOnRead) {
+  testing::ScratchDir dir("unknown-kind");
+  const std::string path = dir.File("results.db");
+  const RunRecord run = MakeRun("int8-cpu-b1", 4);
+  { RunStore::Open(path).RecordRun(run); }
+  for (const auto& [column, value, words] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"backend", "metal", "has backend 'metal', not one of reference, cpu, cuda"},
+           {"engine", "int4", "has engine 'int4', not one of int8, float"},
+           {"status", "fine", "has status 'fine', not one of ok, crashed, timeout, killed, skipped, error"}}) {
+    const std::string original = testing::RawSql(path, "SELECT " + column + " FROM runs");
+    testing::RawSql(path, "UPDATE runs SET " + column + " = '" + value + "'");
+    const RunStore store = RunStore::OpenReadOnly(path);
+    try {
+      store.Runs(store.Scenarios().at(0).id);
+      ADD_FAILURE() << "read a run with " << column << " " << value;
+    } catch (const DbError& error) {
+      const std::string message = error.what();
+      EXPECT_NE(message.find(words), std::string::npos) << message;
+      EXPECT_EQ(message.rfind(path + ": run ", 0), 0u) << message;
+    }
+    testing::RawSql(path, "UPDATE runs SET " + column + " = '" + original + "'");
+  }
+  const RunStore store = RunStore::OpenReadOnly(path);
+  EXPECT_EQ(store.Runs(store.Scenarios().at(0).id).size(), 1u);
 }
 
 TEST(DbRunStore, LockedDatabaseFailsAfterTheTimeoutInsteadOfHanging) {

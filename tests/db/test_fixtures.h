@@ -30,9 +30,9 @@ inline RunRecord MakeRun(const std::string& label, int64_t n_steps,
   run.artifact = ArtifactRecord{Sha256Hex("model.safetensors"), artifact_source, true,
                                 Sha256Hex("config.json")};
   run.configuration = label;
-  run.engine = "int8";
-  run.backend = "cpu";
-  run.status = "ok";
+  run.engine = EngineKind::kInt8;
+  run.backend = BackendKind::kCpu;
+  run.status = RunStatus::kOk;
   run.status_detail = "";
   run.started_at = "2025-01-31T12:00:00Z";
   run.wall_ms = 1234;

@@ -110,7 +110,7 @@ TEST(CrossE2E, EmulatedRowsAgreeWithNativeRows) {
   // The emulated runs' machines are the children's own fingerprints.
   db::RunStore store = db::RunStore::OpenReadOnly(db);
   for (const auto& run : store.Runs(store.Scenarios()[0].id)) {
-    if (run.status != "ok") continue;
+    if (run.status != RunStatus::kOk) continue;
     const auto fp = nlohmann::json::parse(run.machine.fingerprint_json);
     const std::string arch = run.configuration.substr(0, run.configuration.find('-'));
     if (arch == "aarch64" || arch == "s390x") {

@@ -118,15 +118,47 @@ TEST_F(E2E, QuickYieldsOneUniqueInt8HashAndOneStepRowPerStep) {
   ASSERT_EQ(store.Scenarios().size(), 1u);
   int ok_runs = 0;
   for (const auto& run : store.Runs(store.Scenarios()[0].id, db::StepLoading::kWithSteps)) {
-    if (run.status == "skipped") {
+    if (run.status == RunStatus::kSkipped) {
       EXPECT_TRUE(run.steps.empty());
       continue;
     }
-    ASSERT_EQ(run.status, "ok") << run.configuration;
+    ASSERT_EQ(run.status, RunStatus::kOk) << run.configuration;
     ++ok_runs;
     EXPECT_EQ(run.steps.size(), 32u) << run.configuration;
   }
   EXPECT_GE(ok_runs, 4);
+}
+
+// Every row records the plan its child ran (runs.config_json): the model's SHA-256, the prompt's
+// ids, the co-prompts' ids, the backend's level and thread count, as the parent resolved them.
+TEST_F(E2E, EveryRowRecordsThePlanItRan) {
+  const Result r = Detverify({"run", quick_, "--db", db_, "--config", "int8-cpu-b8", "--config",
+                              "int8-ref-b1", "--config", "int8-cuda-b1"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  db::RunStore store = db::RunStore::OpenReadOnly(db_);
+  const auto runs = store.Runs(store.Scenarios()[0].id);
+  ASSERT_EQ(runs.size(), 3u);
+  for (const auto& run : runs) {
+    const auto plan = nlohmann::json::parse(run.config_json);
+    EXPECT_EQ(plan["plan_version"], 1) << run.configuration;
+    EXPECT_EQ(plan["name"], run.configuration);
+    EXPECT_EQ(plan["model"]["sha256"], run.artifact.id);
+    EXPECT_EQ(plan["model"]["config_sha256"], run.artifact.config_sha256);
+    EXPECT_EQ(plan["scenario"]["id"], run.scenario.id);
+    EXPECT_FALSE(plan["prompt"]["ids"].empty());
+    EXPECT_EQ(plan["batch"]["co_prompt_ids"].size(), plan["batch"]["size"].get<size_t>() - 1);
+    EXPECT_EQ(plan["spec_version"], "detllm-v1");
+    if (run.configuration == "int8-cpu-b8") {
+      EXPECT_EQ(plan["batch"]["size"], 8);
+      EXPECT_FALSE(plan["isa"].get<std::string>().empty()) << "the cpu backend's level";
+      EXPECT_GE(plan["threads"].get<int>(), 1);
+    } else if (run.configuration == "int8-ref-b1") {
+      EXPECT_EQ(plan["isa"], "");
+      EXPECT_EQ(plan["threads"], 1);
+    } else {
+      EXPECT_EQ(run.status, RunStatus::kSkipped) << "a skipped row records its plan too";
+    }
+  }
 }
 
 TEST_F(E2E, CrashedAndHungConfigurationsAreRecordedOthersComplete) {
@@ -141,7 +173,7 @@ TEST_F(E2E, CrashedAndHungConfigurationsAreRecordedOthersComplete) {
   EXPECT_EQ(r.code, 1) << "the exit code says not everything ran";
   db::RunStore store = db::RunStore::OpenReadOnly(db_);
   std::map<std::string, std::string> status;
-  for (const auto& run : store.Runs(store.Scenarios()[0].id)) status[run.configuration] = run.status;
+  for (const auto& run : store.Runs(store.Scenarios()[0].id)) status[run.configuration] = std::string(KindName(run.status));
   EXPECT_EQ(status["int8-ref-b1"], "ok");
   EXPECT_EQ(status["int8-ref-b4"], "crashed");
   EXPECT_EQ(status["int8-ref-split"], "timeout");
@@ -170,7 +202,7 @@ TEST_F(E2E, TwoConcurrentRunsIntoOneDb) {
   EXPECT_TRUE(WIFEXITED(sb) && WEXITSTATUS(sb) == 0);
   db::RunStore store = db::RunStore::OpenReadOnly(db_);
   std::map<std::string, int> ok_runs;
-  for (const auto& run : store.Runs(store.Scenarios()[0].id)) ok_runs[run.configuration] += run.status == "ok";
+  for (const auto& run : store.Runs(store.Scenarios()[0].id)) ok_runs[run.configuration] += run.status == RunStatus::kOk;
   int executed = 0;
   for (const auto& [config, n] : ok_runs) {
     // Skipped rows may coincide; every executed configuration has a complete run from each.

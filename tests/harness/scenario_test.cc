@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "harness/config_runner.h"
+#include "harness/plan_builder.h"
 #include "harness/scenario.h"
 
 namespace dv::harness {

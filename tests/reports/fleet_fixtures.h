@@ -175,9 +175,9 @@ inline db::RunRecord MakeRun(const db::ScenarioRecord& scenario, const db::Machi
   run.machine = machine;
   run.artifact = artifact;
   run.configuration = configuration;
-  run.engine = engine;
-  run.backend = backend;
-  run.status = status;
+  run.engine = ParseKind<EngineKind>(engine).value();
+  run.backend = ParseKind<BackendKind>(backend).value();
+  run.status = ParseKind<RunStatus>(status).value();
   run.status_detail = status_detail;
   run.started_at = "2026-01-31T12:00:00Z";
   run.wall_ms = 1000;

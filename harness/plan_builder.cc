@@ -1,0 +1,171 @@
+#include "harness/plan_builder.h"
+
+#include <filesystem>
+
+#include "base/file_io.h"
+#include "base/sha256.h"
+#include "build_info.h"
+#include "engine/backends/backend_registry.h"
+#include "engine/co_prompts.h"
+#include "engine/model_source.h"
+#include "harness/emulated_platform.h"
+#include "harness/prompt_text.h"
+
+namespace dv::harness {
+namespace {
+
+std::string BaseName(std::string p) {
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  const size_t slash = p.rfind('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+// Why a configuration is not run on this machine/build, or "" when it can run.
+std::string SkipReason(const Configuration& c) {
+  if (c.engine == EngineKind::kFloat) return "the float contrast engine is not part of this build";
+  if (!BackendAvailable(c.backend)) {
+    if (c.backend == BackendKind::kCuda) return "no CUDA backend on this machine (no GPU or not built)";
+    return "backend " + std::string(KindName(c.backend)) + " is not available in this build";
+  }
+  if (!c.platform.empty()) return EmulationSkipReason(c.platform);
+  return "";
+}
+
+plan::PlanModel PlanModelOf(const ResolvedModel& m, const Scenario& scenario) {
+  plan::PlanModel out;
+  out.sha256 = m.artifact->sha256();
+  out.config_sha256 = m.artifact->config_sha256();
+  out.label = m.source;
+  out.synthetic = m.synthetic;
+  if (m.synthetic) {
+    out.source = plan::ModelSource::kSynthetic;
+    out.preset = scenario.model.fallback_preset;
+    out.seed = scenario.model.fallback_seed;
+  } else {
+    out.source = plan::ModelSource::kArtifact;
+    out.path = std::filesystem::absolute(m.artifact_path).lexically_normal().string();
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string ResolveScenarioPath(const Scenario& scenario, const std::string& path) {
+  if (path.empty() || path.front() == '/' || PathExists(path)) return path;
+  const size_t slash = scenario.path.rfind('/');
+  if (slash == std::string::npos) return path;
+  const std::string beside = scenario.path.substr(0, slash + 1) + path;
+  return PathExists(beside) ? beside : path;
+}
+
+ResolvedModel ResolveModel(const Scenario& scenario) {
+  ResolvedModel m;
+  if (!scenario.model.artifact.empty()) {
+    m.artifact_path = ResolveScenarioPath(scenario, scenario.model.artifact);
+    if (PathExists(m.artifact_path)) {
+      m.artifact = Artifact::Load(m.artifact_path);
+      m.source = "artifact:" + BaseName(m.artifact_path);
+      return m;
+    }
+    if (scenario.model.fallback_preset.empty()) {
+      throw ScenarioError(scenario.path + ": the artifact '" + scenario.model.artifact +
+                          "' does not exist and the scenario has no fallback");
+    }
+    m.fallback_used = true;
+  }
+  m.artifact = LoadSynthetic(scenario.model.fallback_preset, scenario.model.fallback_seed);
+  m.source = "synthetic:" + scenario.model.fallback_preset + " seed=" +
+             std::to_string(scenario.model.fallback_seed);
+  m.synthetic = true;
+  return m;
+}
+
+ResolvedPrompt ResolvePromptWithTokenizer(const Scenario& scenario, const Artifact& artifact) {
+  ResolvedPrompt out;
+  out.ids = scenario.prompt.ids;
+  if (out.ids.empty()) {
+    out.ids = TokenizePromptText(scenario, artifact);
+    out.tokenizer_sha256 = Sha256FileHex(PromptTokenizerPath(artifact));
+  }
+  std::vector<int32_t>& ids = out.ids;
+  if (scenario.prompt.first_tokens > 0) {
+    if (static_cast<int64_t>(ids.size()) < scenario.prompt.first_tokens) {
+      throw ScenarioError(scenario.path + ": the prompt has " + std::to_string(ids.size()) +
+                          " tokens, fewer than first_tokens " +
+                          std::to_string(scenario.prompt.first_tokens));
+    }
+    ids.resize(static_cast<size_t>(scenario.prompt.first_tokens));
+  }
+  if (!scenario.prompt.expect_ids.empty() && ids != scenario.prompt.expect_ids) {
+    size_t i = 0;
+    while (i < ids.size() && i < scenario.prompt.expect_ids.size() &&
+           ids[i] == scenario.prompt.expect_ids[i]) {
+      ++i;
+    }
+    throw ScenarioError(scenario.path +
+                        ": the prompt tokenizes to ids that differ from prompt.expect_ids at "
+                        "index " +
+                        std::to_string(i) + " (" + std::to_string(ids.size()) + " ids vs " +
+                        std::to_string(scenario.prompt.expect_ids.size()) + " expected)");
+  }
+  const int64_t vocab = artifact.weights().config.vocab;
+  for (int32_t id : ids) {
+    if (id >= vocab) {
+      throw ScenarioError(scenario.path + ": prompt token id " + std::to_string(id) +
+                          " is outside the model's vocabulary (" + std::to_string(vocab) + ")");
+    }
+  }
+  return out;
+}
+
+std::vector<int32_t> ResolvePrompt(const Scenario& scenario, const Artifact& artifact) {
+  return ResolvePromptWithTokenizer(scenario, artifact).ids;
+}
+
+PlannedRun PlanConfiguration(const Scenario& scenario, const std::string& scenario_id,
+                             const Configuration& c, const ResolvedModel& model,
+                             const ResolvedPrompt& prompt) {
+  PlannedRun out;
+  plan::RunPlan& p = out.plan;
+  p.scenario_name = scenario.name;
+  p.scenario_id = scenario_id;
+  p.name = c.name;
+  p.engine = c.engine;
+  p.dtype = c.dtype;
+  p.backend = c.backend;
+  p.cuda_graphs = c.cuda_graphs;
+  p.platform = c.platform;
+  p.model = PlanModelOf(model, scenario);
+  p.prompt.ids = prompt.ids;
+  p.prompt.tokenizer_sha256 = prompt.tokenizer_sha256;
+  p.batch.size = c.batch.size;
+  p.batch.position = c.batch.position;
+  p.batch.co_prompts = c.batch.co_prompts;
+  if (c.batch.size > 1) {
+    CoPromptSpec spec = scenario.co_prompts;
+    spec.count = c.batch.size - 1;
+    p.batch.co_prompt_ids = MakeCoPrompts(spec, model.artifact->weights().config.vocab);
+  }
+  p.split_prefill = c.split_prefill;
+  p.max_new = scenario.max_new;
+  p.timeout_s = c.timeout_s;
+  p.spec_version = build::kSpecVersion;
+  p.threads = c.threads > 0 ? c.threads : DefaultBackendThreads(c.backend);
+  out.skip_reason = SkipReason(c);
+  if (!out.skip_reason.empty()) return out;
+  // An emulated child runs on another CPU: it picks its own level (DETVERIFY_CPU_ISA, which it
+  // inherits, or its widest), so only a native plan names the level this CPU will use.
+  if (!c.platform.empty()) return out;
+  try {
+    BackendOptions options;
+    options.threads = c.threads;
+    const ResolvedBackend resolved = ResolveBackend(c.backend, options);
+    p.threads = resolved.threads;
+    p.isa = resolved.isa;
+  } catch (const BackendError& e) {
+    out.error = e.what();
+  }
+  return out;
+}
+
+}  // namespace dv::harness

@@ -1,0 +1,123 @@
+#include "plan/plan_executor.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "base/file_io.h"
+#include "base/sha256.h"
+#include "build_info.h"
+#include "engine/artifact.h"
+#include "engine/backends/backend_registry.h"
+#include "engine/co_prompts.h"
+#include "engine/generate.h"
+#include "engine/model_source.h"
+#include "fingerprint/fingerprint.h"
+
+namespace dv::plan {
+namespace {
+
+// A plan is a few kilobytes (ids of a prompt and its co-prompts); far below this.
+constexpr size_t kMaxPlanBytes = 64 * kMiB;
+
+// The model the plan names, checked against its digests.
+std::unique_ptr<Artifact> LoadPlanModel(const RunPlan& plan) {
+  std::unique_ptr<Artifact> artifact;
+  std::string where;
+  switch (plan.model.source) {
+    case ModelSource::kArtifact:
+      artifact = Artifact::Load(plan.model.path);
+      where = plan.model.path;
+      break;
+    case ModelSource::kSynthetic:
+      artifact = LoadSynthetic(plan.model.preset, plan.model.seed);
+      where = "synthetic:" + plan.model.preset + " seed=" + std::to_string(plan.model.seed) + " (" +
+              artifact->dir() + ")";
+      break;
+    case ModelSource::kHfCheckpoint:
+    case ModelSource::kGguf:
+      throw PlanError("run plan " + plan.name + ": a " + std::string(ModelSourceName(plan.model.source)) +
+                      " model is read by the float engine, which is not part of this build");
+  }
+  if (artifact->sha256() != plan.model.sha256) {
+    throw PlanError(where + ": model.safetensors has sha256 " + artifact->sha256().substr(0, 16) +
+                    ", the run plan names " + plan.model.sha256.substr(0, 16) +
+                    " (the artifact changed after the run was planned?)");
+  }
+  if (artifact->config_sha256() != plan.model.config_sha256) {
+    throw PlanError(where + ": config.json has sha256 " + artifact->config_sha256().substr(0, 16) +
+                    ", the run plan names " + plan.model.config_sha256.substr(0, 16));
+  }
+  return artifact;
+}
+
+}  // namespace
+
+PlanResult ExecutePlan(const RunPlan& plan, const std::string& plan_sha256,
+                       const ProgressFn& progress) {
+  if (plan.spec_version != build::kSpecVersion) {
+    throw PlanError("run plan " + plan.name + ": spec " + plan.spec_version + ", this build " +
+                    "computes " + build::kSpecVersion);
+  }
+  // The float engine (engine: float) plugs in here: a float plan's model is a Hugging Face
+  // checkpoint or a GGUF file, its steps hash the float logits the same way.
+  if (plan.engine != EngineKind::kInt8) {
+    throw PlanError("run plan " + plan.name + ": the float contrast engine is not part of this build");
+  }
+  const std::unique_ptr<Artifact> artifact = LoadPlanModel(plan);
+  BackendOptions options;
+  options.threads = static_cast<int>(plan.threads);
+  options.cpu_isa = plan.isa;
+  const ResolvedBackend resolved = ResolveBackend(plan.backend, options);
+  auto backend = MakeBackend(resolved);
+  IntQwen3 model(artifact->weights(), *backend);
+  const auto rows = ComposeBatch(plan.prompt.ids, plan.batch.co_prompt_ids, plan.batch.position);
+  GenerationOptions go;
+  go.max_new = plan.max_new;
+  go.split = plan.split_prefill;
+  const auto ours = static_cast<size_t>(plan.batch.position);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto results = GenerateGreedy(model, rows, go, [&](size_t row, int64_t step, int64_t total) {
+    if (row == ours && progress) progress(step + 1, total);
+  });
+  PlanResult out;
+  out.generate_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::steady_clock::now() - t0)
+                        .count();
+  out.plan_sha256 = plan_sha256;
+  out.model_sha256 = artifact->sha256();
+  out.isa = resolved.isa;
+  out.threads = backend->NumThreads();
+  out.wrap_events = model.wrap_events();
+  out.fingerprint = fingerprint::CollectFingerprint();
+  const RowResult& r = results[ours];
+  for (size_t i = 0; i < r.tokens.size(); ++i) {
+    out.steps.push_back({r.tokens[i], r.logits_chain[i], r.token_chain[i]});
+  }
+  return out;
+}
+
+int RunPlanChild(const std::string& plan_path, const std::string& result_path) {
+  std::string text, why;
+  if (!ReadFileBounded(plan_path, kMaxPlanBytes, text, why)) {
+    throw PlanError(plan_path + ": " + why);
+  }
+  const RunPlan plan = ParsePlan(text, plan_path);
+  std::string fault;
+  if (const char* f = std::getenv("DETVERIFY_FAULT")) fault = std::string(",") + f + ",";
+  const bool crash = fault.find(",crash:" + plan.name + ",") != std::string::npos;
+  const bool hang = fault.find(",hang:" + plan.name + ",") != std::string::npos;
+  const PlanResult result = ExecutePlan(plan, Sha256Hex(text), [&](int64_t done, int64_t total) {
+    std::printf("progress %lld %lld\n", static_cast<long long>(done), static_cast<long long>(total));
+    std::fflush(stdout);
+    if (done == 2 && crash) std::abort();
+    if (done == 2 && hang) {
+      for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+  });
+  WriteFileAtomic(result_path, ResultJson(result).dump());
+  return 0;
+}
+
+}  // namespace dv::plan
