@@ -66,7 +66,7 @@ std::vector<RowResult> GenerateGreedy(IntQwen3& model,
                                   std::to_string(c.max_pos) + ")");
     }
     if (capacity > kMaxRowSlots) {
-      throw std::invalid_argument(
+      throw GenerationError(
           "prompt + max_new exceeds 47104 slots, the most a row may hold "
           "(docs/SPEC.md §6.4)");
     }

@@ -283,6 +283,8 @@ TEST(RowSlots, BeyondTheSoftmaxBoundIsRefused) {
   const std::vector<int32_t> ids(47105, 1);
   ForwardRow row{&cache, ids.data(), 47105, nullptr, nullptr};
   EXPECT_DEATH(model.Forward({&row, 1}), "check failed: .*47104 slots");
+}
+
 // Shifts outside [-kMaxArtifactShift, kMaxArtifactShift] would reach signed overflow in the
 // forward pass's shift arithmetic; the loader refuses them, in config.json and in the tensors.
 TEST_F(ArtifactTest, ConfigShiftOutOfRange) {
