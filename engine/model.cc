@@ -13,34 +13,6 @@ namespace {
 
 size_t Sz(int64_t n) { return static_cast<size_t>(n); }
 
-// Trace names carry the layer; built only when a trace is recorded.
-std::string LayerPrefix(int64_t layer, const char* block, const TraceSink* trace) {
-  return trace ? "layer" + std::to_string(layer) + block : std::string();
-}
-
-template <typename T>
-std::vector<int64_t> Widen(const T* p, int64_t n) {
-  return std::vector<int64_t>(p, p + n);
-}
-
-// The trace's attn.scores and attn.exp of one query row over all `slots` of the call, by their
-// plain definitions (a backend's attention keeps them in registers): q8 . k8 for every written
-// slot, and DiExp(score - max over the visible slots, tpos), with DetLLM's dummy x = 0 (so the
-// value tpos) at the masked slots >= visible.
-void TraceScoresAndExps(const int8_t* q8, const KvHeadView& kv, int64_t visible, int64_t slots,
-                        int64_t tpos, int64_t* scores, int64_t* exps) {
-  const int64_t d4 = KvPaddedDim(kv.head_dim);
-  for (int64_t s = 0; s < slots; ++s) {
-    int64_t acc = 0;
-    for (int64_t j = 0; j < kv.head_dim; ++j) acc += q8[j] * kv.k[KvKOffset(s, j, d4)];
-    scores[s] = acc;
-  }
-  const int64_t row_max = *std::max_element(scores, scores + visible);
-  for (int64_t s = 0; s < slots; ++s) {
-    exps[s] = DiExp(s < visible ? scores[s] - row_max : 0, tpos);
-  }
-}
-
 }  // namespace
 
 KvCache::KvCache(const ModelConfig& config, int64_t capacity, Backend& backend)
@@ -181,44 +153,32 @@ int32_t IntQwen3::GreedyPick(const int32_t* logits) const {
 // RMSNorm of the residual, optional per-channel smoothing (dyadic 1/s), per-token int8 quant:
 // x8 at row scale (xm, xk) = quant(norm * s_m, 1, 20 + s_k).
 void IntQwen3::NormQuant(const std::vector<int64_t>* smooth_m, int64_t smooth_k, int8_t* x8,
-                         int64_t* xm, int64_t* xk, const std::string& prefix, TraceSink* trace) {
+                         int64_t* xm, int64_t* xk, const std::string& pre, TraceRecorder& tr) {
   Workspace& ws = *ws_;
-  const int64_t hid = w_.config.hidden;
-  std::vector<int64_t> tr_norm, tr_smooth;
-  if (trace) {
-    tr_norm.resize(Sz(ws.tokens * hid));
-    tr_smooth.resize(Sz(ws.tokens * hid));
-  }
-  backend_.ParallelFor(ws.tokens, [&](int64_t begin, int64_t end, int thread) {
+  const int64_t hid = w_.config.hidden, M = ws.tokens;
+  const int64_t row_k = WrapAdd(kNormOutFracBits, smooth_k);
+  const TraceTensor tr_norm = tr.Open(pre, "norm", {M, hid});
+  const TraceTensor tr_smooth = smooth_m ? tr.Open(pre, "smooth_y", {M, hid}) : TraceTensor();
+  backend_.ParallelFor(M, [&](int64_t begin, int64_t end, int thread) {
     ThreadScratch& s = ws.scratch[Sz(thread)];
     for (int64_t t = begin; t < end; ++t) {
       ops_.RmsNorm(ws.h.data() + t * hid, hid, s.y32.data());
+      tr_norm.Put(t * hid, s.y32.data(), hid);
       if (smooth_m) {
         ops_.MulColumns(s.y32.data(), smooth_m->data(), hid, s.y64.data());
+        tr_smooth.Put(t * hid, s.y64.data(), hid);
       } else {
         std::copy_n(s.y32.data(), hid, s.y64.data());
       }
-      const Dyadic q = ops_.QuantI8(s.y64.data(), hid, 1, WrapAdd(kNormOutFracBits, smooth_k),
-                                    x8 + t * hid, &s.wraps_other);
+      const Dyadic q = ops_.QuantI8(s.y64.data(), hid, 1, row_k, x8 + t * hid, &s.wraps_other);
       xm[t] = q.m;
       xk[t] = q.k;
-      if (trace) {
-        std::copy_n(s.y32.data(), hid, tr_norm.begin() + t * hid);
-        std::copy_n(s.y64.data(), hid, tr_smooth.begin() + t * hid);
-      }
     }
   });
-  if (trace) {
-    trace->Record(prefix + "norm", {ws.tokens, hid}, tr_norm);
-    if (smooth_m) {
-      trace->Record(prefix + "smooth_y", {ws.tokens, hid}, tr_smooth);
-      trace->Record(prefix + "smooth_k", {ws.tokens},
-                    std::vector<int64_t>(Sz(ws.tokens), WrapAdd(kNormOutFracBits, smooth_k)));
-    }
-    trace->Record(prefix + "x8", {ws.tokens, hid}, Widen(x8, ws.tokens * hid));
-    trace->Record(prefix + "xm", {ws.tokens}, Widen(xm, ws.tokens));
-    trace->Record(prefix + "xk", {ws.tokens}, Widen(xk, ws.tokens));
-  }
+  if (smooth_m) tr.RecordFill(pre, "smooth_k", {M}, row_k);
+  tr.Record(pre, "x8", {M, hid}, x8);
+  tr.Record(pre, "xm", {M}, xm);
+  tr.Record(pre, "xk", {M}, xk);
 }
 
 void IntQwen3::Forward(std::span<ForwardRow> rows, TraceSink* trace) {
@@ -256,8 +216,10 @@ void IntQwen3::Forward(std::span<ForwardRow> rows, TraceSink* trace) {
       }
     }
   }
+  TraceRecorder tr(trace);
+  tr.RecordInputs(w_, ws.ids.data(), ws.pos.data(), tokens);
 
-  // Embedding: h = renorm(e8[id] * m[id]) at scale 2^-k[id].
+  // Embedding (SPEC §5.2): h = renorm(e8[id] * m[id]) at scale 2^-k[id].
   backend_.ParallelFor(tokens, [&](int64_t begin, int64_t end, int) {
     for (int64_t t = begin; t < end; ++t) {
       const auto id = Sz(ws.ids[Sz(t)]);
@@ -266,42 +228,38 @@ void IntQwen3::Forward(std::span<ForwardRow> rows, TraceSink* trace) {
                             w_.embed_m[id], w_.embed_k[id], ws.h.data() + t * c.hidden);
     }
   });
-  if (trace) {
-    std::vector<int64_t> e8, em, ek;
-    for (int64_t t = 0; t < tokens; ++t) {
-      const auto id = Sz(ws.ids[Sz(t)]);
-      const int8_t* row = w_.embed_e8 + static_cast<int64_t>(id) * c.hidden;
-      e8.insert(e8.end(), row, row + c.hidden);
-      em.push_back(w_.embed_m[id]);
-      ek.push_back(w_.embed_k[id]);
-    }
-    // Visibility (SPEC §5.3): token t sees the slots up to its own, of the call's S slots.
-    const int64_t slots = ws.pos[Sz(tokens - 1)] + 1;
-    std::vector<int64_t> mask(Sz(tokens * slots));
-    for (int64_t t = 0; t < tokens; ++t) {
-      for (int64_t s = 0; s < slots; ++s) mask[Sz(t * slots + s)] = s <= ws.pos[Sz(t)] ? 1 : 0;
-    }
-    trace->Record("ids", {tokens}, Widen(ws.ids.data(), tokens));
-    trace->Record("positions", {tokens}, Widen(ws.pos.data(), tokens));
-    trace->Record("embed.e8", {tokens, c.hidden}, e8);
-    trace->Record("embed.m", {tokens}, em);
-    trace->Record("embed.k", {tokens}, ek);
-    trace->Record("mask", {tokens, slots}, mask);
-    trace->Record("embed.h", {tokens, c.hidden}, Widen(ws.h.data(), tokens * c.hidden));
-    trace->Record("embed.k_res", {tokens}, Widen(ws.k_res.data(), tokens));
-  }
+  tr.Record("", "embed.h", {tokens, c.hidden}, ws.h.data());
+  tr.Record("", "embed.k_res", {tokens}, ws.k_res.data());
+  tr.Flush();
 
+  // The decoder layers (SPEC §5.3-§5.5): attention, then the MLP, each added to the residual.
   for (int64_t layer = 0; layer < c.n_layers; ++layer) {
-    AttentionBlock(layer, trace);
-    MlpBlock(layer, trace);
+    AttentionBlock(layer, tr);
+    tr.Flush();
+    MlpBlock(layer, tr);
+    tr.Flush();
   }
   ThrowOnDivisionByZero();
   for (ForwardRow& r : rows) r.cache->Advance(r.n_tokens);
 
-  // Final norm (no smoothing) and the LM head, for the tokens whose logits are wanted.
-  NormQuant(nullptr, 0, ws.x8.data(), ws.xm.data(), ws.xk.data(), "final.", trace);
-  // Rows that want every token's logits get their own GEMM; the last tokens of the others are
-  // gathered into one, so a decode batch streams the LM head once, not once per row.
+  // Final norm (no smoothing) and the LM head (SPEC §5.6), for the tokens whose logits are wanted.
+  NormQuant(nullptr, 0, ws.x8.data(), ws.xm.data(), ws.xk.data(), tr.on() ? "final." : "", tr);
+  LmHead(rows);
+  if (rows[0].all_logits) tr.Record("", "final.logits", {tokens, c.vocab}, rows[0].all_logits);
+  tr.Flush();
+  for (ThreadScratch& s : ws.scratch) {
+    wraps_.q_quant += s.wraps_q.events;
+    wraps_.down_input += s.wraps_down.events;
+    wraps_.other += s.wraps_other.events;
+    s.wraps_q = s.wraps_down = s.wraps_other = {};
+  }
+}
+
+// Rows that want every token's logits get their own GEMM; the last tokens of the others are
+// gathered into one, so a decode batch streams the LM head once, not once per row.
+void IntQwen3::LmHead(std::span<ForwardRow> rows) {
+  const ModelConfig& c = w_.config;
+  Workspace& ws = *ws_;
   int64_t t0 = 0, gathered = 0;
   for (ForwardRow& r : rows) {
     const int8_t* x8 = ws.x8.data() + t0 * c.hidden;
@@ -332,15 +290,6 @@ void IntQwen3::Forward(std::span<ForwardRow> rows, TraceSink* trace) {
       }
     }
   }
-  if (trace && rows[0].all_logits) {
-    trace->Record("final.logits", {tokens, c.vocab}, Widen(rows[0].all_logits, tokens * c.vocab));
-  }
-  for (ThreadScratch& s : ws.scratch) {
-    wraps_.q_quant += s.wraps_q.events;
-    wraps_.down_input += s.wraps_down.events;
-    wraps_.other += s.wraps_other.events;
-    s.wraps_q = s.wraps_down = s.wraps_other = {};
-  }
 }
 
 // torch raises on an integer division by zero, so DetLLM has no result for such a call; neither
@@ -364,31 +313,32 @@ void IntQwen3::ThrowOnDivisionByZero() {
   }
 }
 
-void IntQwen3::AttentionBlock(int64_t layer, TraceSink* trace) {
+// Attention (SPEC §5.3-§5.4): normed and smoothed input, fused q/k/v GEMM, the per-head
+// pipeline into the K/V cache, attention over the row's slots, the o-projection, the residual.
+void IntQwen3::AttentionBlock(int64_t layer, TraceRecorder& tr) {
   const ModelConfig& c = w_.config;
   const LayerWeights& L = w_.layers[Sz(layer)];
   const PackedLayer& P = packed_[Sz(layer)];
   Workspace& ws = *ws_;
   const int64_t M = ws.tokens, qd = c.n_q_heads * c.head_dim;
-  const std::string pre = LayerPrefix(layer, ".attn.", trace);
+  const std::string pre = tr.Prefix(layer, ".attn.");
 
-  NormQuant(&L.as_m, L.as_k, ws.x8.data(), ws.xm.data(), ws.xk.data(), pre, trace);
+  NormQuant(&L.as_m, L.as_k, ws.x8.data(), ws.xm.data(), ws.xk.data(), pre, tr);
   const PackedWeight* const qkv[] = {P.q.get(), P.k.get(), P.v.get()};
   int32_t* const qkv_out[] = {ws.pq.data(), ws.pk.data(), ws.pv.data()};
   backend_.MatmulI8Fused(ws.x8.data(), M, qkv, qkv_out);
-  QkvHeads(layer, trace);
-  Attention(layer, trace);
+  QkvHeads(layer, pre, tr);
+  Attention(layer, pre, tr);
 
   // o-proj input: ctx * os_m requantized to per-token int8 against the per-head V scales.
   int8_t* a8 = ws.x8.data();
-  std::vector<int64_t> tr_oin;
-  if (trace) tr_oin.resize(Sz(M * qd));
+  const TraceTensor tr_oin = tr.Open(pre, "o_in", {M, qd});
   backend_.ParallelFor(M, [&](int64_t begin, int64_t end, int thread) {
     ThreadScratch& s = ws.scratch[Sz(thread)];
     for (int64_t t = begin; t < end; ++t) {
       const int64_t* ctx = ws.ctx.data() + t * qd;
       ops_.MulColumns(ctx, L.os_m.data(), qd, s.y64.data());
-      if (trace) std::copy_n(s.y64.data(), qd, tr_oin.begin() + t * qd);
+      tr_oin.Put(t * qd, s.y64.data(), qd);
       const Dyadic a =
           ops_.RequantI8RowColumn(s.y64.data(), L.attn_out_col_m.data(), qd, 1, L.os_k,
                                   L.attn_out_col_k, s.s64.data(), a8 + t * qd, &s.wraps_other);
@@ -396,38 +346,41 @@ void IntQwen3::AttentionBlock(int64_t layer, TraceSink* trace) {
       ws.xk[Sz(t)] = a.k;
     }
   });
-  if (trace) {
-    trace->Record(pre + "o_in", {M, qd}, tr_oin);
-    trace->Record(pre + "a8", {M, qd}, Widen(a8, M * qd));
-    trace->Record(pre + "am", {M}, Widen(ws.xm.data(), M));
-    trace->Record(pre + "ak", {M}, Widen(ws.xk.data(), M));
-  }
+  tr.Record(pre, "a8", {M, qd}, a8);
+  tr.Record(pre, "am", {M}, ws.xm.data());
+  tr.Record(pre, "ak", {M}, ws.xk.data());
   backend_.MatmulI8(a8, M, *P.o, ws.po.data());
 
-  AddToResidual(L.o, pre, "Po", "o", trace);
+  AddToResidual(L.o, pre, "Po", "o", tr);
 }
 
 // Q/K head pipeline, one (token, head) per work item so that a single decoded token still
 // spreads over the threads: per head requant to 16 bits -> QK-Norm(gamma) -> RoPE at the
 // token's position. Q is then smoothed and quantized per (token, head); K and V are quantized
 // at their static scales straight into the row's cache slot.
-void IntQwen3::QkvHeads(int64_t layer, TraceSink* trace) {
+void IntQwen3::QkvHeads(int64_t layer, const std::string& pre, TraceRecorder& tr) {
   const ModelConfig& c = w_.config;
   const LayerWeights& L = w_.layers[Sz(layer)];
   Workspace& ws = *ws_;
   const int64_t M = ws.tokens, d = c.head_dim, nq = c.n_q_heads, nkv = c.n_kv_heads;
   const int64_t qd = nq * d, kvd = nkv * d;
-  const std::string pre = LayerPrefix(layer, ".attn.", trace);
+  const int64_t q_quant_k = WrapAdd(WrapAdd(kNormOutFracBits, L.q_norm_k), L.qs_k);
 
-  // Trace buffers (only with a trace sink): [M, heads, d].
-  std::vector<int64_t> tr_qrq, tr_qn, tr_qr, tr_qs, tr_krq, tr_kn, tr_kr, tr_k8, tr_v8;
-  std::vector<int64_t> tr_qrk, tr_krk;  // [M, heads] the requant shifts xk + w.k - sh
-  if (trace) {
-    for (auto* v : {&tr_qrq, &tr_qn, &tr_qr, &tr_qs}) v->resize(Sz(M * qd));
-    for (auto* v : {&tr_krq, &tr_kn, &tr_kr, &tr_k8, &tr_v8}) v->resize(Sz(M * kvd));
-    tr_qrk.resize(Sz(M * nq));
-    tr_krk.resize(Sz(M * nkv));
-  }
+  tr.Record(pre, "Pq", {M, qd}, ws.pq.data());
+  tr.Record(pre, "Pk", {M, kvd}, ws.pk.data());
+  tr.Record(pre, "Pv", {M, kvd}, ws.pv.data());
+  // Per head [M, heads, d]; the requant shifts xk + w.k - sh per [M, heads].
+  const TraceTensor tr_qrq = tr.Open(pre, "q_requant", {M, nq, d});
+  const TraceTensor tr_qrk = tr.Open(pre, "q_requant_k", {M, nq});
+  const TraceTensor tr_qn = tr.Open(pre, "q_norm", {M, nq, d});
+  const TraceTensor tr_qr = tr.Open(pre, "q_rope", {M, nq, d});
+  const TraceTensor tr_qs = tr.Open(pre, "q_smooth", {M, nq, d});
+  const TraceTensor tr_krq = tr.Open(pre, "k_requant", {M, nkv, d});
+  const TraceTensor tr_krk = tr.Open(pre, "k_requant_k", {M, nkv});
+  const TraceTensor tr_kn = tr.Open(pre, "k_norm", {M, nkv, d});
+  const TraceTensor tr_kr = tr.Open(pre, "k_rope", {M, nkv, d});
+  const TraceTensor tr_k8 = tr.Open(pre, "k8", {M, nkv, d});
+  const TraceTensor tr_v8 = tr.Open(pre, "v8", {M, nkv, d});
   const int64_t heads = nq + nkv;
   backend_.ParallelFor(M * heads, [&](int64_t begin, int64_t end, int thread) {
     ThreadScratch& s = ws.scratch[Sz(thread)];
@@ -441,32 +394,26 @@ void IntQwen3::QkvHeads(int64_t layer, TraceSink* trace) {
       if (head < nq) {
         const int64_t h = head, kvh = h / c.group(), at = t * qd + h * d;
         const int64_t sh = ops_.RequantI32(ws.pq.data() + at, L.q.m.data() + h * d, d, 16, y32);
+        tr_qrq.Put(at, y32, d);
+        tr_qrk.Set(t * nq + h, WrapSub(WrapAdd(ws.xk[Sz(t)], L.q.k), sh));
         ops_.RmsNormGamma(y32, d, L.q_norm_m.data(), y64);
-        if (trace) {
-          tr_qrk[Sz(t * nq + h)] = WrapSub(WrapAdd(ws.xk[Sz(t)], L.q.k), sh);
-          std::copy_n(y32, d, tr_qrq.begin() + at);
-          std::copy_n(y64, d, tr_qn.begin() + at);
-        }
+        tr_qn.Put(at, y64, d);
         ops_.Rope(y64, d, cos_row, sin_row);
-        if (trace) std::copy_n(y64, d, tr_qr.begin() + at);
+        tr_qr.Put(at, y64, d);
         ops_.MulColumns(y64, L.qs_m.data() + kvh * d, d, y64);
-        if (trace) std::copy_n(y64, d, tr_qs.begin() + at);
-        const Dyadic q =
-            ops_.QuantI8(y64, d, 1, WrapAdd(WrapAdd(kNormOutFracBits, L.q_norm_k), L.qs_k),
-                         ws.q8.data() + at, &s.wraps_q);
+        tr_qs.Put(at, y64, d);
+        const Dyadic q = ops_.QuantI8(y64, d, 1, q_quant_k, ws.q8.data() + at, &s.wraps_q);
         ws.qm[Sz(t * nq + h)] = q.m;
         ws.qk[Sz(t * nq + h)] = q.k;
       } else {
         const int64_t h = head - nq, at = t * kvd + h * d;
         const int64_t sh = ops_.RequantI32(ws.pk.data() + at, L.k.m.data() + h * d, d, 16, y32);
+        tr_krq.Put(at, y32, d);
+        tr_krk.Set(t * nkv + h, WrapSub(WrapAdd(ws.xk[Sz(t)], L.k.k), sh));
         ops_.RmsNormGamma(y32, d, L.k_norm_m.data(), y64);
-        if (trace) {
-          tr_krk[Sz(t * nkv + h)] = WrapSub(WrapAdd(ws.xk[Sz(t)], L.k.k), sh);
-          std::copy_n(y32, d, tr_krq.begin() + at);
-          std::copy_n(y64, d, tr_kn.begin() + at);
-        }
+        tr_kn.Put(at, y64, d);
         ops_.Rope(y64, d, cos_row, sin_row);
-        if (trace) std::copy_n(y64, d, tr_kr.begin() + at);
+        tr_kr.Put(at, y64, d);
         int8_t* k8 = s.k8.data();
         int8_t* v8 = s.v8.data();
         ops_.RequantI8StaticColumns(y64, d, 1, L.k_rowk, L.kq_m.data() + h * d,
@@ -476,59 +423,43 @@ void IntQwen3::QkvHeads(int64_t layer, TraceSink* trace) {
         ops_.RequantI8StaticRow(ws.pv.data() + at, d, ws.xm[Sz(t)], ws.xk[Sz(t)],
                                 L.v.m.data() + h * d, L.v.k, L.vq_m[Sz(h)], L.vq_k[Sz(h)], v8);
         ws.cache[Sz(t)]->Write(layer, h, pos, k8, v8);
-        if (trace) {
-          std::copy_n(k8, d, tr_k8.begin() + at);
-          std::copy_n(v8, d, tr_v8.begin() + at);
-        }
+        tr_k8.Put(at, k8, d);
+        tr_v8.Put(at, v8, d);
       }
     }
   });
-  if (trace) {
-    trace->Record(pre + "Pq", {M, qd}, Widen(ws.pq.data(), M * qd));
-    trace->Record(pre + "Pk", {M, kvd}, Widen(ws.pk.data(), M * kvd));
-    trace->Record(pre + "Pv", {M, kvd}, Widen(ws.pv.data(), M * kvd));
-    // The requant's returned mantissa is the row's xm (discarded: the norm cancels the scale).
-    trace->Record(pre + "q_requant", {M, nq, d}, tr_qrq);
-    trace->Record(pre + "q_requant_m", {M}, Widen(ws.xm.data(), M));
-    trace->Record(pre + "q_requant_k", {M, nq}, tr_qrk);
-    trace->Record(pre + "q_norm", {M, nq, d}, tr_qn);
-    trace->Record(pre + "q_norm_k", {}, {WrapAdd(kNormOutFracBits, L.q_norm_k)});
-    trace->Record(pre + "q_rope", {M, nq, d}, tr_qr);
-    trace->Record(pre + "q_smooth", {M, nq, d}, tr_qs);
-    trace->Record(pre + "q_smooth_k", {}, {WrapAdd(WrapAdd(kNormOutFracBits, L.q_norm_k), L.qs_k)});
-    trace->Record(pre + "q8", {M, nq, d}, Widen(ws.q8.data(), M * qd));
-    trace->Record(pre + "qm", {M, nq}, Widen(ws.qm.data(), M * nq));
-    trace->Record(pre + "qk", {M, nq}, Widen(ws.qk.data(), M * nq));
-    trace->Record(pre + "k_requant", {M, nkv, d}, tr_krq);
-    trace->Record(pre + "k_requant_m", {M}, Widen(ws.xm.data(), M));
-    trace->Record(pre + "k_requant_k", {M, nkv}, tr_krk);
-    trace->Record(pre + "k_norm", {M, nkv, d}, tr_kn);
-    trace->Record(pre + "k_norm_k", {}, {WrapAdd(kNormOutFracBits, L.k_norm_k)});
-    trace->Record(pre + "k_rope", {M, nkv, d}, tr_kr);
-    trace->Record(pre + "k8", {M, nkv, d}, tr_k8);
-    trace->Record(pre + "v8", {M, nkv, d}, tr_v8);
-  }
+  // The requants' returned mantissa is the row's xm (discarded: the norm cancels the scale).
+  tr.Record(pre, "q_requant_m", {M}, ws.xm.data());
+  tr.RecordFill(pre, "q_norm_k", {}, WrapAdd(kNormOutFracBits, L.q_norm_k));
+  tr.RecordFill(pre, "q_smooth_k", {}, q_quant_k);
+  tr.Record(pre, "q8", {M, nq, d}, ws.q8.data());
+  tr.Record(pre, "qm", {M, nq}, ws.qm.data());
+  tr.Record(pre, "qk", {M, nq}, ws.qk.data());
+  tr.Record(pre, "k_requant_m", {M}, ws.xm.data());
+  tr.RecordFill(pre, "k_norm_k", {}, WrapAdd(kNormOutFracBits, L.k_norm_k));
 }
 
 // Attention of each (token, q head) over its row's slots 0..pos (causal; every slot of the
 // row's own cache is valid). One work item is a token's KV head with the group of q heads that
 // share it, so a backend can read that head's K and V once. Every cache write of this call
 // happened in QkvHeads.
-void IntQwen3::Attention(int64_t layer, TraceSink* trace) {
+void IntQwen3::Attention(int64_t layer, const std::string& pre, TraceRecorder& tr) {
   const ModelConfig& c = w_.config;
   const LayerWeights& L = w_.layers[Sz(layer)];
   Workspace& ws = *ws_;
   const int64_t M = ws.tokens, d = c.head_dim, nq = c.n_q_heads, qd = nq * d;
   const int64_t nkv = c.n_kv_heads, group = c.group();
-  const std::string pre = LayerPrefix(layer, ".attn.", trace);
 
-  std::vector<int64_t> tr_smraw, tr_skraw, tr_sm, tr_sk, tr_tpos, tr_probs, tr_scores, tr_exp;
-  int64_t tr_slots = 0;
-  if (trace) {
-    tr_slots = ws.pos[Sz(M - 1)] + 1;
-    for (auto* v : {&tr_smraw, &tr_skraw, &tr_sm, &tr_sk, &tr_tpos}) v->resize(Sz(M * nq));
-    for (auto* v : {&tr_probs, &tr_scores, &tr_exp}) v->assign(Sz(M * nq * tr_slots), 0);
-  }
+  // A trace shows every query row over all of the call's slots.
+  const int64_t tr_slots = tr.on() ? ws.pos[Sz(M - 1)] + 1 : 0;
+  const TraceTensor tr_scores = tr.Open(pre, "scores", {M, nq, tr_slots});
+  const TraceTensor tr_smraw = tr.Open(pre, "sm_raw", {M, nq});
+  const TraceTensor tr_skraw = tr.Open(pre, "sk_raw", {M, nq});
+  const TraceTensor tr_sm = tr.Open(pre, "sm", {M, nq});
+  const TraceTensor tr_sk = tr.Open(pre, "sk", {M, nq});
+  const TraceTensor tr_exp = tr.Open(pre, "exp", {M, nq, tr_slots});
+  const TraceTensor tr_tpos = tr.Open(pre, "exp_tpos", {M, nq});
+  const TraceTensor tr_probs = tr.Open(pre, "probs", {M, nq, tr_slots});
   backend_.ParallelFor(M * nkv, [&](int64_t begin, int64_t end, int thread) {
     ThreadScratch& s = ws.scratch[Sz(thread)];
     // One scratch row per query of the group; rows hold at least the cache capacity (>= n_slots).
@@ -536,82 +467,78 @@ void IntQwen3::Attention(int64_t layer, TraceSink* trace) {
     for (int64_t item = begin; item < end; ++item) {
       const int64_t t = item / nkv, kvh = item % nkv, h0 = kvh * group, th0 = t * nq + h0;
       const int64_t n_slots = ws.pos[Sz(t)] + 1;
+      const KvHeadView kv = ws.cache[Sz(t)]->view(layer, kvh);
       for (int64_t i = 0; i < group; ++i) {
         const int64_t sm_raw = WrapMul(ws.qm[Sz(th0 + i)], L.ks_m[Sz(kvh)]);
         const int64_t sk_raw = WrapAdd(ws.qk[Sz(th0 + i)], L.ks_k[Sz(kvh)]);
         s.scales[Sz(i)] = NormScale(sm_raw, sk_raw);
         if (DiExpDivisor(s.scales[Sz(i)].m) == 0) ++s.zero_exp_divisors;
-        if (trace) {
-          tr_smraw[Sz(th0 + i)] = sm_raw;
-          tr_skraw[Sz(th0 + i)] = sk_raw;
-        }
+        tr_smraw.Set(th0 + i, sm_raw);
+        tr_skraw.Set(th0 + i, sk_raw);
       }
-      ops_.AttendGroup(group, ws.q8.data() + t * qd + h0 * d, ws.cache[Sz(t)]->view(layer, kvh),
-                       n_slots, s.scales.data(), stride, s.scores.data(), s.exps.data(),
-                       s.probs.data(), ws.ctx.data() + t * qd + h0 * d, s.tpos.data());
-      if (trace) {
-        for (int64_t i = 0; i < group; ++i) {
-          const int64_t th = th0 + i;
-          tr_sm[Sz(th)] = s.scales[Sz(i)].m;
-          tr_sk[Sz(th)] = s.scales[Sz(i)].k;
-          tr_tpos[Sz(th)] = s.tpos[Sz(i)];
-          std::copy_n(s.probs.data() + i * stride, n_slots, tr_probs.begin() + th * tr_slots);
-          TraceScoresAndExps(ws.q8.data() + t * qd + (h0 + i) * d,
-                             ws.cache[Sz(t)]->view(layer, kvh), n_slots, tr_slots, s.tpos[Sz(i)],
-                             tr_scores.data() + th * tr_slots, tr_exp.data() + th * tr_slots);
-        }
+      ops_.AttendGroup(group, ws.q8.data() + t * qd + h0 * d, kv, n_slots, s.scales.data(),
+                       stride, s.scores.data(), s.exps.data(), s.probs.data(),
+                       ws.ctx.data() + t * qd + h0 * d, s.tpos.data());
+      if (!tr.on()) continue;
+      for (int64_t i = 0; i < group; ++i) {
+        const int64_t th = th0 + i;
+        tr_sm.Set(th, s.scales[Sz(i)].m);
+        tr_sk.Set(th, s.scales[Sz(i)].k);
+        tr_tpos.Set(th, s.tpos[Sz(i)]);
+        tr_probs.Put(th * tr_slots, s.probs.data() + i * stride, n_slots);
+        TraceRecorder::ScoresAndExps(ws.q8.data() + t * qd + (h0 + i) * d, kv, n_slots, tr_slots,
+                                     s.tpos[Sz(i)], tr_scores.data() + th * tr_slots,
+                                     tr_exp.data() + th * tr_slots);
       }
     }
   });
-  if (trace) {
-    trace->Record(pre + "scores", {M, nq, tr_slots}, tr_scores);
-    trace->Record(pre + "sm_raw", {M, nq}, tr_smraw);
-    trace->Record(pre + "sk_raw", {M, nq}, tr_skraw);
-    trace->Record(pre + "sm", {M, nq}, tr_sm);
-    trace->Record(pre + "sk", {M, nq}, tr_sk);
-    trace->Record(pre + "exp", {M, nq, tr_slots}, tr_exp);
-    trace->Record(pre + "exp_tpos", {M, nq}, tr_tpos);
-    trace->Record(pre + "probs", {M, nq, tr_slots}, tr_probs);
-    trace->Record(pre + "ctx", {M, qd}, Widen(ws.ctx.data(), M * qd));
-  }
+  tr.Record(pre, "ctx", {M, qd}, ws.ctx.data());
 }
 
-void IntQwen3::MlpBlock(int64_t layer, TraceSink* trace) {
+// The MLP (SPEC §5.5): normed and smoothed input, fused gate/up GEMM, both requantized to 14
+// bits, SwiGLU, down-input smoothing and per-token int8 (W2), the down-projection, the residual.
+void IntQwen3::MlpBlock(int64_t layer, TraceRecorder& tr) {
   const ModelConfig& c = w_.config;
   const LayerWeights& L = w_.layers[Sz(layer)];
   const PackedLayer& P = packed_[Sz(layer)];
   Workspace& ws = *ws_;
   const int64_t M = ws.tokens, inter = c.intermediate;
-  const std::string pre = LayerPrefix(layer, ".mlp.", trace);
+  const std::string pre = tr.Prefix(layer, ".mlp.");
 
-  NormQuant(&L.ms_m, L.ms_k, ws.x8.data(), ws.xm.data(), ws.xk.data(), pre, trace);
+  NormQuant(&L.ms_m, L.ms_k, ws.x8.data(), ws.xm.data(), ws.xk.data(), pre, tr);
   const PackedWeight* const gate_up[] = {P.gate.get(), P.up.get()};
   int32_t* const gate_up_out[] = {ws.pg.data(), ws.pu.data()};
   backend_.MatmulI8Fused(ws.x8.data(), M, gate_up, gate_up_out);
-  if (trace) {
-    trace->Record(pre + "Pg", {M, inter}, Widen(ws.pg.data(), M * inter));
-    trace->Record(pre + "Pu", {M, inter}, Widen(ws.pu.data(), M * inter));
-  }
+  tr.Record(pre, "Pg", {M, inter}, ws.pg.data());
+  tr.Record(pre, "Pu", {M, inter}, ws.pu.data());
 
-  // gate/up to 14 bits (in place), SwiGLU in int64, down-input smoothing, per-token int8.
   int8_t* dx8 = ws.x8.data();
-  std::vector<int64_t> tr_gm, tr_gk, tr_uk, tr_tpos, tr_sw, tr_swm, tr_swk, tr_din, tr_sig;
+  // gate and up keep the row mantissa xm (RequantI32Common only shifts): gate_m and up_m are it.
+  const TraceTensor tr_gm = tr.Open(pre, "gate_m", {M});
+  const TraceTensor tr_gk = tr.Open(pre, "gate_k", {M});
+  const TraceTensor tr_um = tr.Open(pre, "up_m", {M});
+  const TraceTensor tr_uk = tr.Open(pre, "up_k", {M});
+  const TraceTensor tr_sig = tr.Open(pre, "sig_exp", {M, inter});
+  const TraceTensor tr_tpos = tr.Open(pre, "sig_tpos", {M});
+  const TraceTensor tr_sw = tr.Open(pre, "swiglu", {M, inter});
+  const TraceTensor tr_swm = tr.Open(pre, "swiglu_m", {M});
+  const TraceTensor tr_swk = tr.Open(pre, "swiglu_k", {M});
+  const TraceTensor tr_din = tr.Open(pre, "down_in", {M, inter});
+  const TraceTensor tr_dink = tr.Open(pre, "down_in_k", {M});
   // The inside of the down-input quantization (W2, SPEC §8): a, NormScale's (m, k) of the row
   // mantissa, a*m as int64, and whether that product wrapped.
-  std::vector<int64_t> tr_dink, tr_da, tr_dmn, tr_dkn, tr_dam, tr_dwrap;
-  if (trace) {
-    for (auto* v : {&tr_gm, &tr_gk, &tr_uk, &tr_tpos, &tr_swm, &tr_swk, &tr_dink, &tr_da, &tr_dmn,
-                    &tr_dkn, &tr_dam, &tr_dwrap}) {
-      v->resize(Sz(M));
-    }
-    for (auto* v : {&tr_sw, &tr_din, &tr_sig}) v->resize(Sz(M * inter));
-  }
+  const TraceTensor tr_da = tr.Open(pre, "down_a", {M});
+  const TraceTensor tr_dmn = tr.Open(pre, "down_mn", {M});
+  const TraceTensor tr_dkn = tr.Open(pre, "down_kn", {M});
+  const TraceTensor tr_dam = tr.Open(pre, "down_am", {M});
+  const TraceTensor tr_dwrap = tr.Open(pre, "down_wrap", {M});
   backend_.ParallelFor(M, [&](int64_t begin, int64_t end, int thread) {
     ThreadScratch& s = ws.scratch[Sz(thread)];
     for (int64_t t = begin; t < end; ++t) {
       int32_t* g = ws.pg.data() + t * inter;
       int32_t* u = ws.pu.data() + t * inter;
       const int64_t xm = ws.xm[Sz(t)], xk = ws.xk[Sz(t)];
+      // gate/up to 14 bits (in place), SwiGLU in int64.
       const int64_t gk =
           WrapSub(WrapAdd(xk, L.gate.k), ops_.RequantI32(g, L.gate.m.data(), inter, 14, g));
       const int64_t uk =
@@ -621,29 +548,27 @@ void IntQwen3::MlpBlock(int64_t layer, TraceSink* trace) {
       const int64_t sw_m = WrapMul(xm, xm);
       const int64_t sw_k = WrapAdd(WrapAdd(gk, uk), kSigmoidFracBits);
       const int64_t din_k = WrapAdd(sw_k, L.ds_k);
-      if (trace) {
-        std::copy_n(s.y64.data(), inter, tr_sw.begin() + t * inter);
-        for (int64_t i = 0; i < inter; ++i) {
-          tr_sig[Sz(t * inter + i)] = DiExp(WrapNeg(WrapAbs(g[i])), tpos);
-        }
-      }
+      tr_gm.Set(t, xm);
+      tr_gk.Set(t, gk);
+      tr_um.Set(t, xm);
+      tr_uk.Set(t, uk);
+      tr_tpos.Set(t, tpos);
+      tr_sw.Put(t * inter, s.y64.data(), inter);
+      tr_swm.Set(t, sw_m);
+      tr_swk.Set(t, sw_k);
+      tr_dink.Set(t, din_k);
+      if (tr.on()) TraceRecorder::SigmoidExps(g, inter, tpos, tr_sig.data() + t * inter);
+      // Down-input smoothing, per-token int8.
       ops_.MulColumns(s.y64.data(), L.ds_m.data(), inter, s.y64.data());
-      if (trace) {
-        std::copy_n(s.y64.data(), inter, tr_din.begin() + t * inter);
-        tr_gm[Sz(t)] = xm;
-        tr_gk[Sz(t)] = gk;
-        tr_uk[Sz(t)] = uk;
-        tr_tpos[Sz(t)] = tpos;
-        tr_swm[Sz(t)] = sw_m;
-        tr_swk[Sz(t)] = sw_k;
-        tr_dink[Sz(t)] = din_k;
+      tr_din.Put(t * inter, s.y64.data(), inter);
+      if (tr.on()) {
         const Dyadic mn = NormScale(sw_m, din_k);
         const int64_t a = MaxAbsClamped(s.y64.data(), inter);
-        tr_da[Sz(t)] = a;
-        tr_dmn[Sz(t)] = mn.m;
-        tr_dkn[Sz(t)] = mn.k;
-        tr_dam[Sz(t)] = WrapMul(a, mn.m);
-        tr_dwrap[Sz(t)] = MulOverflows(a, mn.m) ? 1 : 0;
+        tr_da.Set(t, a);
+        tr_dmn.Set(t, mn.m);
+        tr_dkn.Set(t, mn.k);
+        tr_dam.Set(t, WrapMul(a, mn.m));
+        tr_dwrap.Set(t, MulOverflows(a, mn.m) ? 1 : 0);
       }
       const Dyadic q =
           ops_.QuantI8(s.y64.data(), inter, sw_m, din_k, dx8 + t * inter, &s.wraps_down);
@@ -651,70 +576,43 @@ void IntQwen3::MlpBlock(int64_t layer, TraceSink* trace) {
       ws.xk[Sz(t)] = q.k;
     }
   });
-  if (trace) {
-    // gate and up keep the row mantissa xm (RequantI32Common only shifts).
-    trace->Record(pre + "gate", {M, inter}, Widen(ws.pg.data(), M * inter));
-    trace->Record(pre + "gate_m", {M}, tr_gm);
-    trace->Record(pre + "gate_k", {M}, tr_gk);
-    trace->Record(pre + "up", {M, inter}, Widen(ws.pu.data(), M * inter));
-    trace->Record(pre + "up_m", {M}, tr_gm);
-    trace->Record(pre + "up_k", {M}, tr_uk);
-    trace->Record(pre + "sig_exp", {M, inter}, tr_sig);
-    trace->Record(pre + "sig_tpos", {M}, tr_tpos);
-    trace->Record(pre + "swiglu", {M, inter}, tr_sw);
-    trace->Record(pre + "swiglu_m", {M}, tr_swm);
-    trace->Record(pre + "swiglu_k", {M}, tr_swk);
-    trace->Record(pre + "down_in", {M, inter}, tr_din);
-    trace->Record(pre + "down_in_k", {M}, tr_dink);
-    trace->Record(pre + "down_a", {M}, tr_da);
-    trace->Record(pre + "down_mn", {M}, tr_dmn);
-    trace->Record(pre + "down_kn", {M}, tr_dkn);
-    trace->Record(pre + "down_am", {M}, tr_dam);
-    trace->Record(pre + "down_wrap", {M}, tr_dwrap);
-    trace->Record(pre + "down_x8", {M, inter}, Widen(dx8, M * inter));
-    trace->Record(pre + "down_xm", {M}, Widen(ws.xm.data(), M));
-    trace->Record(pre + "down_xk", {M}, Widen(ws.xk.data(), M));
-  }
+  tr.Record(pre, "gate", {M, inter}, ws.pg.data());
+  tr.Record(pre, "up", {M, inter}, ws.pu.data());
+  tr.Record(pre, "down_x8", {M, inter}, dx8);
+  tr.Record(pre, "down_xm", {M}, ws.xm.data());
+  tr.Record(pre, "down_xk", {M}, ws.xk.data());
   backend_.MatmulI8(dx8, M, *P.down, ws.po.data());
 
-  AddToResidual(L.down, pre, "Pdown", "down", trace);
+  AddToResidual(L.down, pre, "Pdown", "down", tr);
 }
 
 // A projection's int32 output (ws.po, at the token scales ws.xm, ws.xk times the weight's
 // column scales) requantized to 20 bits and added into the residual. Trace names: <product>,
-// <delta>_delta, <delta>_delta_k, h_out, k_res_out (after `pre`).
+// <delta>_delta(_m, _k), h_out, k_res_out (after `pre`).
 void IntQwen3::AddToResidual(const LinearWeights& proj, const std::string& pre, const char* product,
-                             const char* delta, TraceSink* trace) {
+                             const char* delta, TraceRecorder& tr) {
   Workspace& ws = *ws_;
   const int64_t M = ws.tokens, hid = w_.config.hidden;
-  std::vector<int64_t> tr_delta, tr_dk;
-  if (trace) {
-    trace->Record(pre + product, {M, hid}, Widen(ws.po.data(), M * hid));
-    tr_delta.resize(Sz(M * hid));
-    tr_dk.resize(Sz(M));
-    // The delta keeps the row mantissa of the projection's input (RequantI32Common only shifts).
-    trace->Record(pre + delta + "_delta_m", {M}, Widen(ws.xm.data(), M));
-  }
+  const std::string delta_name = tr.on() ? std::string(delta) + "_delta" : std::string();
+  tr.Record(pre, product, {M, hid}, ws.po.data());
+  // The delta keeps the row mantissa of the projection's input (RequantI32Common only shifts).
+  tr.Record(pre, (delta_name + "_m").c_str(), {M}, ws.xm.data());
+  const TraceTensor tr_delta = tr.Open(pre, delta_name.c_str(), {M, hid});
+  const TraceTensor tr_dk = tr.Open(pre, (delta_name + "_k").c_str(), {M});
   backend_.ParallelFor(M, [&](int64_t begin, int64_t end, int thread) {
     ThreadScratch& s = ws.scratch[Sz(thread)];
     for (int64_t t = begin; t < end; ++t) {
       const int64_t sh =
           ops_.RequantI32(ws.po.data() + t * hid, proj.m.data(), hid, 20, s.y32.data());
       const int64_t dk = WrapSub(WrapAdd(ws.xk[Sz(t)], proj.k), sh);
-      if (trace) {
-        std::copy_n(s.y32.data(), hid, tr_delta.begin() + t * hid);
-        tr_dk[Sz(t)] = dk;
-      }
+      tr_delta.Put(t * hid, s.y32.data(), hid);
+      tr_dk.Set(t, dk);
       ws.k_res[Sz(t)] = ops_.AddResidual(ws.h.data() + t * hid, hid, ws.k_res[Sz(t)], s.y32.data(),
                                          ws.xm[Sz(t)], dk);
     }
   });
-  if (trace) {
-    trace->Record(pre + delta + "_delta", {M, hid}, tr_delta);
-    trace->Record(pre + delta + "_delta_k", {M}, tr_dk);
-    trace->Record(pre + "h_out", {M, hid}, Widen(ws.h.data(), M * hid));
-    trace->Record(pre + "k_res_out", {M}, Widen(ws.k_res.data(), M));
-  }
+  tr.Record(pre, "h_out", {M, hid}, ws.h.data());
+  tr.Record(pre, "k_res_out", {M}, ws.k_res.data());
 }
 
 }  // namespace dv

@@ -15,6 +15,7 @@
 #include "engine/backends/backend.h"
 #include "engine/dyadic.h"
 #include "engine/model_weights.h"
+#include "engine/trace_recorder.h"
 
 namespace dv {
 
@@ -43,15 +44,6 @@ class KvCache {
   int8_t* V() const { return reinterpret_cast<int8_t*>(v_->data()); }
   int64_t length_ = 0;
   std::unique_ptr<KvStorage> k_, v_;  // zero-filled: padding bytes of the layout stay 0
-};
-
-// Receives intermediate tensors of a single-row forward call, for locating the first operation
-// where an implementation departs from a reference trace. dims are this engine's layout.
-class TraceSink {
- public:
-  virtual ~TraceSink() = default;
-  virtual void Record(const std::string& name, const std::vector<int64_t>& dims,
-                      const std::vector<int64_t>& values) = 0;
 };
 
 // int64 wrap events (docs/SPEC.md §8.2) by where the product a*m of a quantization left int64.
@@ -106,14 +98,16 @@ class IntQwen3 {
   struct PackedLayer;
   void EnsureWorkspace(int64_t tokens, int64_t max_slots, int64_t rows);
   void ThrowOnDivisionByZero();
-  void QkvHeads(int64_t layer, TraceSink* trace);
-  void Attention(int64_t layer, TraceSink* trace);
-  void AttentionBlock(int64_t layer, TraceSink* trace);
-  void MlpBlock(int64_t layer, TraceSink* trace);
+  // The forward pass's steps (model.cc), each recording its tensors through `tr` when traced.
+  void AttentionBlock(int64_t layer, TraceRecorder& tr);
+  void QkvHeads(int64_t layer, const std::string& pre, TraceRecorder& tr);
+  void Attention(int64_t layer, const std::string& pre, TraceRecorder& tr);
+  void MlpBlock(int64_t layer, TraceRecorder& tr);
   void AddToResidual(const LinearWeights& proj, const std::string& pre, const char* product,
-                     const char* delta, TraceSink* trace);
+                     const char* delta, TraceRecorder& tr);
   void NormQuant(const std::vector<int64_t>* smooth_m, int64_t smooth_k, int8_t* x8, int64_t* xm,
-                 int64_t* xk, const std::string& trace_prefix, TraceSink* trace);
+                 int64_t* xk, const std::string& pre, TraceRecorder& tr);
+  void LmHead(std::span<ForwardRow> rows);
 
   const ModelWeights& w_;
   Backend& backend_;
