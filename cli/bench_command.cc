@@ -2,13 +2,16 @@
 // --engine float) -- prefill and decode tokens/s, peak RSS -- next to this machine's memory-read
 // bandwidth and the batch-1 decode roofline it implies (every weight byte is read once per
 // decoded token: int8 for the integer engine, fp32 for the float one). Timing and the
-// statistics use floating point; the integer engine does not.
+// statistics use floating point; the integer engine does not. In stages: options checked, measured
+// (Measure, with the text lines printed as results arrive), reported (BenchReport: the --json
+// document), rendered (the text summary).
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -198,6 +201,84 @@ double DecodeSeconds(Model& model, int64_t batch, int64_t context, int64_t steps
   return Seconds(t0);
 }
 
+double GBps(const ReadBandwidthSample& s) {
+  return s.best_ns > 0 ? static_cast<double>(s.bytes) / static_cast<double>(s.best_ns) : 0.0;
+}
+
+// ---- Stage 1: the options, checked before anything is measured. ----------------------------
+
+struct BenchPlan {
+  std::vector<int64_t> prefill;  // prompt lengths
+  std::vector<int64_t> batches;  // decode batch sizes
+};
+
+BenchPlan CheckOptions(const BenchOptions& o) {
+  if (o.repeats < 1) throw UsageError("--repeats must be at least 1");
+  if (o.context < 1 || o.decode_steps < 1) {
+    throw UsageError("--context and --decode-steps must be at least 1");
+  }
+  if (o.bandwidth_mib < kMinProbeMib) {
+    throw UsageError("--bandwidth-mib must be at least " + std::to_string(kMinProbeMib) +
+                     " (the probe must not fit a cache)");
+  }
+  if (o.engine == "float") {
+    if (o.backend != "cpu") throw UsageError("the float engine runs on the cpu (OpenBLAS)");
+    if (!o.isa.empty()) throw UsageError("--isa applies to the int8 engine's cpu backend only");
+  } else {
+    if (!o.dtype.empty()) throw UsageError("--dtype applies to --engine float");
+    if (o.backend != "cpu" && !o.isa.empty()) {
+      throw UsageError("--isa applies to the cpu backend only");
+    }
+  }
+  return {ParseList(o.prefill, "--prefill"), ParseList(o.decode_batches, "--decode-batch")};
+}
+
+// ---- Stage 2: the measurements. ------------------------------------------------------------
+
+struct PrefillResult {
+  int64_t tokens = 0;
+  double median_s = 0, best_s = 0;
+};
+
+struct DecodeResult {
+  int64_t batch = 0;
+  double median_s = 0, best_s = 0;
+};
+
+// Everything a bench run measured, and the facts of what it measured.
+struct BenchRun {
+  nlohmann::json fingerprint;
+  std::string device, source, sha256;
+  std::string what;  // the engine and its settings, the first line of the text
+  int threads = 0;
+  std::optional<CpuIsa> isa;     // the int8 engine's cpu backend: its level
+  std::optional<FloatDType> dtype;  // the float engine: its precision
+  std::string blas;                 // the float engine: OpenBLAS's description
+  int64_t packed_weight_bytes = 0;  // the cpu backend's re-laid-out or the float engine's weights
+  int64_t weights_in_huge_pages = -1;
+  double load_s = 0;
+  int64_t weight_bytes = 0;  // per decoded token
+  ReadBandwidthSample bw_huge, bw_small, bw_late;
+  double best_probe_gbps = 0;   // the best pass of every probe: the roofline's bandwidth
+  double paired_fraction = 0;   // median over b1 runs of tokens/s / roofline at that moment
+  double b1_tokens_per_s = 0;
+  std::vector<PrefillResult> prefill;
+  std::vector<DecodeResult> decode;
+  int64_t peak_rss = 0;
+  bool peak_reset = false;
+
+  double Roofline() const {
+    return best_probe_gbps * 1e9 / static_cast<double>(weight_bytes);
+  }
+};
+
+// Called as results arrive, for output while a long bench is still running.
+struct BenchProgress {
+  std::function<void(const BenchRun&)> loaded;
+  std::function<void(const BenchRun&, const PrefillResult&)> prefilled;
+  std::function<void(const BenchRun&, const DecodeResult&)> decoded;
+};
+
 // The model under test, whichever engine: its measurements as closures, and what the report says
 // about it.
 struct BenchModel {
@@ -205,47 +286,35 @@ struct BenchModel {
   std::function<double(int64_t batch, int64_t context, int64_t steps, uint64_t seed)> decode;
   int64_t max_pos = 0;
   int64_t weight_bytes_per_token = 0;
-  std::string what;  // first report line, after "detverify bench: "
 };
 
-double GBps(const ReadBandwidthSample& s) {
-  return s.best_ns > 0 ? static_cast<double>(s.bytes) / static_cast<double>(s.best_ns) : 0.0;
-}
-
 // The int8 engine on the chosen backend.
-BenchModel LoadIntModel(const BenchOptions& o, nlohmann::json& doc) {
-  if (!o.dtype.empty()) throw UsageError("--dtype applies to --engine float");
-  std::string source;
-  std::shared_ptr<Artifact> artifact = o.model.Load(&source);
+BenchModel LoadIntModel(const BenchOptions& o, BenchRun& run) {
+  std::shared_ptr<Artifact> artifact = o.model.Load(&run.source);
+  run.sha256 = artifact->sha256();
   std::shared_ptr<Backend> backend;
-  const CpuBackend* cpu = nullptr;
   if (o.backend == "cpu") {
     CpuBackendOptions co;
     co.threads = o.threads;
     if (!o.isa.empty()) co.isa = ParseCpuIsa(o.isa);
     auto b = MakeCpuBackend(co);
-    cpu = b.get();
+    run.isa = b->isa();
     backend = std::move(b);
   } else {
-    if (!o.isa.empty()) throw UsageError("--isa applies to the cpu backend only");
     BackendOptions bo;
     bo.threads = o.threads;
     backend = MakeBackend(o.backend, bo);
   }
   auto model = std::make_shared<IntQwen3>(artifact->weights(), *backend);
-  doc["model"] = {{"source", source}, {"sha256", artifact->sha256()}};
-  doc["engine"] = "int8";
-  doc["backend"] = o.backend;
-  doc["threads"] = backend->NumThreads();
-  BenchModel bm;
-  bm.what = o.backend + " backend";
-  if (cpu) {
-    doc["isa"] = std::string(CpuIsaName(cpu->isa()));
-    doc["packed_weight_bytes"] = cpu->packed_weight_bytes();
-    bm.what += " (" + std::string(CpuIsaName(cpu->isa())) + ")";
+  if (run.isa) {
+    run.packed_weight_bytes = static_cast<const CpuBackend&>(*backend).packed_weight_bytes();
   }
-  bm.what += ", " + std::to_string(backend->NumThreads()) + " threads";
+  run.threads = backend->NumThreads();
+  run.what = o.backend + " backend";
+  if (run.isa) run.what += " (" + std::string(CpuIsaName(*run.isa)) + ")";
+  run.what += ", " + std::to_string(run.threads) + " threads";
   const ModelConfig& c = artifact->weights().config;
+  BenchModel bm;
   bm.max_pos = c.max_pos;
   bm.weight_bytes_per_token = WeightBytesPerToken(c);
   // The closures own the model, and the backend and artifact it borrows.
@@ -260,27 +329,22 @@ BenchModel LoadIntModel(const BenchOptions& o, nlohmann::json& doc) {
 }
 
 // The float engine (OpenBLAS): every fp32 weight byte is read once per decoded token.
-BenchModel LoadFloatModel(const BenchOptions& o, nlohmann::json& doc) {
-  if (o.backend != "cpu") throw UsageError("the float engine runs on the cpu (OpenBLAS)");
-  if (!o.isa.empty()) throw UsageError("--isa applies to the int8 engine's cpu backend only");
+BenchModel LoadFloatModel(const BenchOptions& o, BenchRun& run) {
   FloatEngineOptions fo;
   fo.dtype = ParseFloatDType(o.dtype.empty() ? "fp32" : o.dtype);
   fo.threads = o.threads;
-  std::string source;
-  std::shared_ptr<FloatCheckpoint> ckpt = o.model.LoadFloat(&source);
+  std::shared_ptr<FloatCheckpoint> ckpt = o.model.LoadFloat(&run.source);
   // Hashed before the weights are widened: reading the file maps all of it for a moment, which
   // must not add to the model's peak.
-  doc["model"] = {{"source", source}, {"sha256", ckpt->ContentSha256()}};
+  run.sha256 = ckpt->ContentSha256();
   auto model = std::make_shared<FloatQwen3>(*ckpt, fo);
-  doc["engine"] = "float";
-  doc["dtype"] = FloatDTypeName(fo.dtype);
-  doc["backend"] = "cpu";
-  doc["threads"] = BlasThreads();
-  doc["blas"] = BlasDescription();
-  doc["packed_weight_bytes"] = model->weight_bytes();
+  run.dtype = fo.dtype;
+  run.threads = BlasThreads();
+  run.blas = BlasDescription();
+  run.packed_weight_bytes = model->weight_bytes();
+  run.what = std::string("float engine ") + FloatDTypeName(fo.dtype) + ", " + run.blas + ", " +
+             std::to_string(run.threads) + " threads";
   BenchModel bm;
-  bm.what = std::string("float engine ") + FloatDTypeName(fo.dtype) + ", " + BlasDescription() +
-            ", " + std::to_string(BlasThreads()) + " threads";
   bm.max_pos = ckpt->config().max_pos;
   bm.weight_bytes_per_token = model->weight_bytes();
   bm.prefill = [ckpt, model](int64_t tokens, uint64_t seed) {
@@ -292,19 +356,10 @@ BenchModel LoadFloatModel(const BenchOptions& o, nlohmann::json& doc) {
   return bm;
 }
 
-void RunBench(const BenchOptions& o, CommandContext& ctx) {
-  if (o.repeats < 1) throw UsageError("--repeats must be at least 1");
-  if (o.context < 1 || o.decode_steps < 1) {
-    throw UsageError("--context and --decode-steps must be at least 1");
-  }
-  if (o.bandwidth_mib < kMinProbeMib) {
-    throw UsageError("--bandwidth-mib must be at least " + std::to_string(kMinProbeMib) +
-                     " (the probe must not fit a cache)");
-  }
-  const std::vector<int64_t> prefill = ParseList(o.prefill, "--prefill");
-  const std::vector<int64_t> batches = ParseList(o.decode_batches, "--decode-batch");
-  const nlohmann::json fingerprint = fingerprint::CollectFingerprint();
-  const std::string device = fingerprint::DeviceLabel(fingerprint, "cpu");
+BenchRun Measure(const BenchOptions& o, const BenchPlan& plan, const BenchProgress& progress) {
+  BenchRun run;
+  run.fingerprint = fingerprint::CollectFingerprint();
+  run.device = fingerprint::DeviceLabel(run.fingerprint, "cpu");
 
   // The machine's read bandwidth, measured the best way it allows: every CPU, the widest
   // loads, huge pages (4 KiB pages as well, for comparison). A shared machine's bandwidth moves
@@ -313,86 +368,35 @@ void RunBench(const BenchOptions& o, CommandContext& ctx) {
   // run is also compared with the probe taken just before it.
   std::unique_ptr<CpuBackend> probe = MakeCpuBackend({0, BestCpuIsa(), true});
   const int64_t probe_bytes = o.bandwidth_mib << 20;
-  const ReadBandwidthSample bw_huge = probe->MeasureReadBandwidth(probe_bytes, kProbePasses, true);
-  const ReadBandwidthSample bw_small =
-      probe->MeasureReadBandwidth(probe_bytes, kProbePasses, false);
+  run.bw_huge = probe->MeasureReadBandwidth(probe_bytes, kProbePasses, true);
+  run.bw_small = probe->MeasureReadBandwidth(probe_bytes, kProbePasses, false);
+  run.best_probe_gbps = GBps(run.bw_huge);
 
-  const bool peak_reset = ResetPeakRss();
-  nlohmann::json doc;
-  doc["tool_version"] = build::kToolVersion;
-  doc["spec"] = build::kSpecVersion;
-  doc["device"] = device;
-  doc["fingerprint"] = fingerprint;
+  run.peak_reset = ResetPeakRss();
   const auto t_load = Clock::now();
   const int64_t huge_before = AnonHugePageBytes();
-  BenchModel bm = o.engine == "float" ? LoadFloatModel(o, doc) : LoadIntModel(o, doc);
-  const double load_s = Seconds(t_load);
-  const int64_t weights_in_huge_pages =
+  const BenchModel bm = o.engine == "float" ? LoadFloatModel(o, run) : LoadIntModel(o, run);
+  run.load_s = Seconds(t_load);
+  run.weights_in_huge_pages =
       huge_before >= 0 && AnonHugePageBytes() >= 0 ? AnonHugePageBytes() - huge_before : -1;
-
-  const int64_t weight_bytes = bm.weight_bytes_per_token;
-  double bandwidth = GBps(bw_huge);                                       // GB/s
-  double roofline = bandwidth * 1e9 / static_cast<double>(weight_bytes);  // tokens/s
-
-  doc["transparent_hugepage"] = HugePageMode();
-  doc["weights_in_huge_pages_bytes"] = weights_in_huge_pages;
-  doc["load_s"] = load_s;
-  doc["bandwidth"] = {{"huge_pages_gbps", bandwidth},
-                      {"huge_page_bytes_backed", bw_huge.huge_page_bytes},
-                      {"small_pages_gbps", GBps(bw_small)},
-                      {"threads", bw_huge.threads},
-                      {"buffer_bytes", bw_huge.bytes}};
-  doc["roofline"] = {{"weight_bytes_per_token", weight_bytes},
-                     {"decode_b1_tokens_per_s", roofline}};
-
-  if (!o.json) {
-    std::printf("detverify bench: %s\n", bm.what.c_str());
-    std::printf("machine       %s, %lld CPUs, %.1f GiB, transparent huge pages: %s\n",
-                device.c_str(), static_cast<long long>(fingerprint.value("logical_cores", 0)),
-                static_cast<double>(fingerprint.value("memory_bytes", int64_t{0})) / (1 << 30),
-                HugePageMode());
-    std::printf("model         %s (sha256 %.16s), loaded and %s in %.2f s\n",
-                doc["model"]["source"].get<std::string>().c_str(),
-                doc["model"]["sha256"].get<std::string>().c_str(),
-                o.engine == "float" ? "widened" : "packed", load_s);
-    if (doc.contains("packed_weight_bytes")) {
-      std::printf("weights       %.1f MB %s, %.1f MB of them in huge pages\n",
-                  static_cast<double>(doc["packed_weight_bytes"].get<int64_t>()) / 1e6,
-                  o.engine == "float" ? "of fp32 matrices" : "re-laid-out",
-                  static_cast<double>(weights_in_huge_pages) / 1e6);
-    }
-    std::printf("bandwidth     %.1f GB/s read (huge pages, %d threads); %.1f GB/s on 4 KiB pages\n",
-                bandwidth, bw_huge.threads, GBps(bw_small));
-    std::fflush(stdout);
-  }
+  run.weight_bytes = bm.weight_bytes_per_token;
+  if (progress.loaded) progress.loaded(run);
 
   uint64_t seed = 1;
-  for (int64_t tokens : prefill) {
-    if (tokens > bm.max_pos)
+  for (int64_t tokens : plan.prefill) {
+    if (tokens > bm.max_pos) {
       throw UsageError("--prefill " + std::to_string(tokens) + " exceeds max_pos");
+    }
     std::vector<double> runs;
     for (int r = 0; r < o.repeats; ++r) runs.push_back(bm.prefill(tokens, seed++));
-    const double median = Median(runs), best = *std::min_element(runs.begin(), runs.end());
-    const double tps = static_cast<double>(tokens) / median;
-    doc["prefill"].push_back({{"tokens", tokens},
-                              {"seconds_median", median},
-                              {"seconds_best", best},
-                              {"tokens_per_s", tps},
-                              {"tokens_per_s_best", static_cast<double>(tokens) / best}});
-    if (!o.json) {
-      std::printf("prefill %-5lld %8.1f tokens/s   (median of %d; best %.1f)\n",
-                  static_cast<long long>(tokens), tps, o.repeats,
-                  static_cast<double>(tokens) / best);
-      std::fflush(stdout);
-    }
+    run.prefill.push_back({tokens, Median(runs), *std::min_element(runs.begin(), runs.end())});
+    if (progress.prefilled) progress.prefilled(run, run.prefill.back());
   }
-  double b1 = 0.0;
-  double best_probe = bandwidth;  // the best pass of every probe so far
-  double paired_fraction = 0.0;   // median over b1 runs of tokens/s / roofline-at-that-moment
-  int64_t engine_peak = 0;        // peak RSS outside the probes (they reset the peak)
-  for (int64_t batch : batches) {
-    if (o.context + o.decode_steps > bm.max_pos)
+  int64_t engine_peak = 0;  // peak RSS outside the probes (they reset the peak)
+  for (int64_t batch : plan.batches) {
+    if (o.context + o.decode_steps > bm.max_pos) {
       throw UsageError("--context + --decode-steps exceeds max_pos");
+    }
     std::vector<double> runs;
     std::vector<double> paired;  // batch 1: fraction of the roofline at the probe just before
     for (int r = 0; r < o.repeats; ++r) {
@@ -400,70 +404,170 @@ void RunBench(const BenchOptions& o, CommandContext& ctx) {
       if (batch == 1) {
         engine_peak = std::max(engine_peak, PeakRssBytes());
         const ReadBandwidthSample s = probe->MeasureReadBandwidth(probe_bytes / 2, 3, true);
-        if (peak_reset) ResetPeakRss();  // the probe's buffer is not the engine's memory
+        if (run.peak_reset) ResetPeakRss();  // the probe's buffer is not the engine's memory
         bw_now = GBps(s);
-        if (bw_now > best_probe) best_probe = bw_now;
+        run.best_probe_gbps = std::max(run.best_probe_gbps, bw_now);
       }
       runs.push_back(bm.decode(batch, o.context, o.decode_steps, seed++));
       if (batch == 1 && bw_now > 0) {
         const double tps_run = static_cast<double>(o.decode_steps) / runs.back();
-        paired.push_back(tps_run * static_cast<double>(weight_bytes) / (bw_now * 1e9));
+        paired.push_back(tps_run * static_cast<double>(run.weight_bytes) / (bw_now * 1e9));
       }
     }
-    if (!paired.empty()) paired_fraction = Median(paired);
-    const double median = Median(runs), best = *std::min_element(runs.begin(), runs.end());
-    const double tokens = static_cast<double>(batch * o.decode_steps);
-    const double tps = tokens / median;
-    if (batch == 1) b1 = tps;
-    nlohmann::json row = {{"batch", batch},          {"context", o.context},
-                          {"steps", o.decode_steps}, {"seconds_median", median},
-                          {"tokens_per_s", tps},     {"tokens_per_s_best", tokens / best}};
-    if (batch > 1 && b1 > 0) row["vs_batch1"] = tps / b1;
-    doc["decode"].push_back(row);
-    if (!o.json) {
-      std::printf("decode b%-4lld %8.1f tokens/s   (median of %d; best %.1f)",
-                  static_cast<long long>(batch), tps, o.repeats, tokens / best);
-      if (batch > 1 && b1 > 0) std::printf("   %.2fx batch 1", tps / b1);
-      std::printf("\n");
-      std::fflush(stdout);
+    if (!paired.empty()) run.paired_fraction = Median(paired);
+    run.decode.push_back({batch, Median(runs), *std::min_element(runs.begin(), runs.end())});
+    if (batch == 1) {
+      run.b1_tokens_per_s = static_cast<double>(batch * o.decode_steps) / run.decode.back().median_s;
     }
+    if (progress.decoded) progress.decoded(run, run.decode.back());
   }
-  const int64_t peak_rss = std::max(engine_peak, PeakRssBytes());  // before the last probe
+  run.peak_rss = std::max(engine_peak, PeakRssBytes());  // before the last probe
   // The last probe: the roofline uses the best pass of all of them.
-  const ReadBandwidthSample bw_late = probe->MeasureReadBandwidth(probe_bytes, kProbePasses, true);
-  probe.reset();
-  doc["bandwidth"]["late_probe_gbps"] = GBps(bw_late);
-  if (GBps(bw_late) > best_probe) best_probe = GBps(bw_late);
-  bandwidth = best_probe;
-  roofline = bandwidth * 1e9 / static_cast<double>(weight_bytes);
-  doc["bandwidth"]["huge_pages_gbps"] = bandwidth;
-  doc["roofline"]["decode_b1_tokens_per_s"] = roofline;
-  if (b1 > 0) doc["roofline"]["decode_b1_fraction"] = b1 / roofline;
-  if (paired_fraction > 0) doc["roofline"]["decode_b1_fraction_paired"] = paired_fraction;
-  doc["peak_rss_bytes"] = peak_rss;
-  doc["peak_rss_excludes_probe"] = peak_reset;
+  run.bw_late = probe->MeasureReadBandwidth(probe_bytes, kProbePasses, true);
+  run.best_probe_gbps = std::max(run.best_probe_gbps, GBps(run.bw_late));
+  return run;
+}
+
+// ---- Stage 3: the report (the numbers, as --json prints them). ------------------------------
+
+double DecodeTokensPerS(const BenchOptions& o, const DecodeResult& d, double seconds) {
+  return static_cast<double>(d.batch * o.decode_steps) / seconds;
+}
+
+nlohmann::json BenchReport(const BenchOptions& o, const BenchRun& run) {
+  nlohmann::json doc;
+  doc["tool_version"] = build::kToolVersion;
+  doc["spec"] = build::kSpecVersion;
+  doc["device"] = run.device;
+  doc["fingerprint"] = run.fingerprint;
+  doc["model"] = {{"source", run.source}, {"sha256", run.sha256}};
+  doc["engine"] = o.engine;
+  doc["backend"] = o.backend;
+  doc["threads"] = run.threads;
+  if (run.isa) {
+    doc["isa"] = std::string(CpuIsaName(*run.isa));
+    doc["packed_weight_bytes"] = run.packed_weight_bytes;
+  }
+  if (run.dtype) {
+    doc["dtype"] = FloatDTypeName(*run.dtype);
+    doc["blas"] = run.blas;
+    doc["packed_weight_bytes"] = run.packed_weight_bytes;
+  }
+  doc["transparent_hugepage"] = HugePageMode();
+  doc["weights_in_huge_pages_bytes"] = run.weights_in_huge_pages;
+  doc["load_s"] = run.load_s;
+  doc["bandwidth"] = {{"huge_pages_gbps", run.best_probe_gbps},
+                      {"huge_page_bytes_backed", run.bw_huge.huge_page_bytes},
+                      {"small_pages_gbps", GBps(run.bw_small)},
+                      {"threads", run.bw_huge.threads},
+                      {"buffer_bytes", run.bw_huge.bytes},
+                      {"late_probe_gbps", GBps(run.bw_late)}};
+  doc["roofline"] = {{"weight_bytes_per_token", run.weight_bytes},
+                     {"decode_b1_tokens_per_s", run.Roofline()}};
+  if (run.b1_tokens_per_s > 0) {
+    doc["roofline"]["decode_b1_fraction"] = run.b1_tokens_per_s / run.Roofline();
+  }
+  if (run.paired_fraction > 0) doc["roofline"]["decode_b1_fraction_paired"] = run.paired_fraction;
+  for (const PrefillResult& p : run.prefill) {
+    doc["prefill"].push_back({{"tokens", p.tokens},
+                              {"seconds_median", p.median_s},
+                              {"seconds_best", p.best_s},
+                              {"tokens_per_s", static_cast<double>(p.tokens) / p.median_s},
+                              {"tokens_per_s_best", static_cast<double>(p.tokens) / p.best_s}});
+  }
+  for (const DecodeResult& d : run.decode) {
+    const double tps = DecodeTokensPerS(o, d, d.median_s);
+    nlohmann::json row = {{"batch", d.batch},
+                          {"context", o.context},
+                          {"steps", o.decode_steps},
+                          {"seconds_median", d.median_s},
+                          {"tokens_per_s", tps},
+                          {"tokens_per_s_best", DecodeTokensPerS(o, d, d.best_s)}};
+    if (d.batch > 1 && run.b1_tokens_per_s > 0) row["vs_batch1"] = tps / run.b1_tokens_per_s;
+    doc["decode"].push_back(row);
+  }
+  doc["peak_rss_bytes"] = run.peak_rss;
+  doc["peak_rss_excludes_probe"] = run.peak_reset;
+  return doc;
+}
+
+// ---- Stage 4: the text, printed as the results arrive. -------------------------------------
+
+void RenderLoaded(const BenchOptions& o, const BenchRun& run) {
+  std::printf("detverify bench: %s\n", run.what.c_str());
+  std::printf("machine       %s, %lld CPUs, %.1f GiB, transparent huge pages: %s\n",
+              run.device.c_str(), static_cast<long long>(run.fingerprint.value("logical_cores", 0)),
+              static_cast<double>(run.fingerprint.value("memory_bytes", int64_t{0})) / (1 << 30),
+              HugePageMode());
+  const bool float_engine = run.dtype.has_value();
+  std::printf("model         %s (sha256 %.16s), loaded and %s in %.2f s\n", run.source.c_str(),
+              run.sha256.c_str(), float_engine ? "widened" : "packed", run.load_s);
+  if (run.isa || float_engine) {
+    std::printf("weights       %.1f MB %s, %.1f MB of them in huge pages\n",
+                static_cast<double>(run.packed_weight_bytes) / 1e6,
+                float_engine ? "of fp32 matrices" : "re-laid-out",
+                static_cast<double>(run.weights_in_huge_pages) / 1e6);
+  }
+  std::printf("bandwidth     %.1f GB/s read (huge pages, %d threads); %.1f GB/s on 4 KiB pages\n",
+              GBps(run.bw_huge), run.bw_huge.threads, GBps(run.bw_small));
+  std::fflush(stdout);
+}
+
+void RenderPrefill(const BenchOptions& o, const PrefillResult& p) {
+  std::printf("prefill %-5lld %8.1f tokens/s   (median of %d; best %.1f)\n",
+              static_cast<long long>(p.tokens), static_cast<double>(p.tokens) / p.median_s,
+              o.repeats, static_cast<double>(p.tokens) / p.best_s);
+  std::fflush(stdout);
+}
+
+void RenderDecode(const BenchOptions& o, const BenchRun& run, const DecodeResult& d) {
+  const double tps = DecodeTokensPerS(o, d, d.median_s);
+  std::printf("decode b%-4lld %8.1f tokens/s   (median of %d; best %.1f)",
+              static_cast<long long>(d.batch), tps, o.repeats, DecodeTokensPerS(o, d, d.best_s));
+  if (d.batch > 1 && run.b1_tokens_per_s > 0) {
+    std::printf("   %.2fx batch 1", tps / run.b1_tokens_per_s);
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+void RenderSummary(const BenchOptions& o, const BenchRun& run) {
+  std::printf("bandwidth     %.1f GB/s in the last probe; the best pass of all probes: %.1f GB/s\n",
+              GBps(run.bw_late), run.best_probe_gbps);
+  std::printf(
+      "roofline      batch-1 decode <= %.1f tokens/s (%.1f MB of weights per token / %.1f GB/s)",
+      run.Roofline(), static_cast<double>(run.weight_bytes) / 1e6, run.best_probe_gbps);
+  if (run.b1_tokens_per_s > 0) {
+    std::printf("; decode b1 reaches %.0f%% of it", 100.0 * run.b1_tokens_per_s / run.Roofline());
+  }
+  std::printf("\n");
+  if (run.paired_fraction > 0) {
+    std::printf("              paired with a probe just before each b1 run: %.0f%% (median)\n",
+                100.0 * run.paired_fraction);
+  }
+  std::printf("peak RSS      %.1f MB%s\n", static_cast<double>(run.peak_rss) / 1e6,
+              run.peak_reset ? " (model load to last decode step)"
+                             : " (includes the bandwidth probe's buffer)");
+  std::printf(
+      "(decode rows hold %lld tokens before %lld timed steps; prefill and decode times are "
+      "medians)\n",
+      static_cast<long long>(o.context), static_cast<long long>(o.decode_steps));
+}
+
+// measure -> report -> render.
+void RunBench(const BenchOptions& o, CommandContext& ctx) {
+  const BenchPlan plan = CheckOptions(o);
+  BenchProgress progress;
+  if (!o.json) {
+    progress.loaded = [&](const BenchRun& run) { RenderLoaded(o, run); };
+    progress.prefilled = [&](const BenchRun&, const PrefillResult& p) { RenderPrefill(o, p); };
+    progress.decoded = [&](const BenchRun& run, const DecodeResult& d) { RenderDecode(o, run, d); };
+  }
+  const BenchRun run = Measure(o, plan, progress);
   if (o.json) {
-    std::cout << doc.dump(1) << "\n";
+    std::cout << BenchReport(o, run).dump(1) << "\n";
   } else {
-    std::printf(
-        "bandwidth     %.1f GB/s in the last probe; the best pass of all probes: %.1f GB/s\n",
-        GBps(bw_late), bandwidth);
-    std::printf(
-        "roofline      batch-1 decode <= %.1f tokens/s (%.1f MB of weights per token / %.1f GB/s)",
-        roofline, static_cast<double>(weight_bytes) / 1e6, bandwidth);
-    if (b1 > 0) std::printf("; decode b1 reaches %.0f%% of it", 100.0 * b1 / roofline);
-    std::printf("\n");
-    if (paired_fraction > 0) {
-      std::printf("              paired with a probe just before each b1 run: %.0f%% (median)\n",
-                  100.0 * paired_fraction);
-    }
-    std::printf("peak RSS      %.1f MB%s\n", static_cast<double>(peak_rss) / 1e6,
-                peak_reset ? " (model load to last decode step)"
-                           : " (includes the bandwidth probe's buffer)");
-    std::printf(
-        "(decode rows hold %lld tokens before %lld timed steps; prefill and decode times are "
-        "medians)\n",
-        static_cast<long long>(o.context), static_cast<long long>(o.decode_steps));
+    RenderSummary(o, run);
   }
   ctx.exit_code = kExitOk;
 }

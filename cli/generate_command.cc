@@ -82,7 +82,26 @@ std::vector<std::string> PrintedChain(const std::vector<std::string>& chain, boo
   return out;
 }
 
-// The loaded model, whichever engine runs it.
+// Stage 1: options that contradict each other, refused before anything is loaded.
+void CheckOptions(const GenerateOptions& o) {
+  if (o.prompt_ids.empty() == o.prompt.empty())
+    throw UsageError("give --prompt TEXT or --prompt-ids 1,2,3");
+  if (o.chat && o.prompt.empty()) throw UsageError("--chat applies to --prompt TEXT");
+  if (o.max_new < 1) throw UsageError("--max-new must be at least 1");
+  if (o.split < 0) throw UsageError("--split must be >= 0");
+  if (o.position < 0) throw UsageError("--position must be >= 0");
+  if (o.engine != "int8" && o.engine != "float") {
+    throw UsageError("--engine must be int8 or float, not '" + o.engine + "'");
+  }
+  if (o.engine == "int8" && !o.dtype.empty()) throw UsageError("--dtype applies to --engine float");
+  if (o.engine == "float" && o.backend_given && o.backend != "cpu") {
+    throw UsageError("the float engine runs on the cpu (OpenBLAS); --backend " + o.backend +
+                     " applies to --engine int8");
+  }
+}
+
+// Stage 2: the model (an int artifact, or a float checkpoint for --engine float), the tokenizer
+// (for text prompts) and every row of the batch, checked against the vocabulary.
 struct LoadedModel {
   std::unique_ptr<Artifact> artifact;
 #ifndef DV_CLI_ENGINE_ONLY
@@ -118,8 +137,56 @@ LoadedModel LoadModel(const GenerateOptions& o) {
   return m;
 }
 
-// What a generation produced, and how it ran (for the report).
-struct Generation {
+struct GenerateInputs {
+  LoadedModel model;
+#ifndef DV_CLI_ENGINE_ONLY
+  std::unique_ptr<tok::Tokenizer> tokenizer;
+#endif
+  std::vector<std::vector<int32_t>> rows;
+  size_t ours = 0;
+};
+
+void CheckVocabulary(const std::vector<int32_t>& ids, int64_t vocab, const char* what) {
+  for (int32_t id : ids) {
+    if (id >= vocab)
+      throw UsageError(std::string(what) + " token id " + std::to_string(id) +
+                       " is outside the vocabulary (" + std::to_string(vocab) + ")");
+  }
+}
+
+GenerateInputs PrepareInputs(const GenerateOptions& o) {
+  GenerateInputs in;
+  in.model = LoadModel(o);
+  const int64_t vocab = in.model.vocab;
+#ifdef DV_CLI_ENGINE_ONLY
+  const std::vector<int32_t> prompt = ParseIds(o.prompt_ids, "--prompt-ids");
+#else
+  if (!o.prompt.empty()) {
+    std::string path = o.tokenizer;
+    if (path.empty()) path = in.model.dir + "/tokenizer.json";
+    if (o.tokenizer.empty() && !std::ifstream(path)) path = tok::DefaultTokenizerPath();
+    in.tokenizer = std::make_unique<tok::Tokenizer>(tok::Tokenizer::FromFile(path));
+  }
+  const std::string prompt_text =
+      o.chat ? tok::RenderQwen3Chat({{"user", o.prompt, std::nullopt}}, true, false) : o.prompt;
+  const std::vector<int32_t> prompt =
+      in.tokenizer ? in.tokenizer->Encode(prompt_text) : ParseIds(o.prompt_ids, "--prompt-ids");
+#endif
+  CheckVocabulary(prompt, vocab, "prompt");
+  auto co_prompts = CoPrompts(o, vocab);
+  if (o.position > static_cast<int64_t>(co_prompts.size())) {
+    throw UsageError("--position " + std::to_string(o.position) + " is outside a batch of " +
+                     std::to_string(co_prompts.size() + 1));
+  }
+  for (const auto& row : co_prompts) CheckVocabulary(row, vocab, "co-prompt");
+  in.ours = static_cast<size_t>(o.position);
+  in.rows = ComposeBatch(prompt, std::move(co_prompts), o.position);
+  return in;
+}
+
+// Stage 3: greedy generation on the chosen engine, timed; our row's logits streamed to
+// --dump-logits as they come.
+struct GenerateOutcome {
   std::vector<RowResult> results;
   double seconds = 0.0;
   int64_t wrap_events = 0;
@@ -128,21 +195,20 @@ struct Generation {
   std::string engine_line;
 };
 
-Generation RunEngine(const GenerateOptions& o, const LoadedModel& m,
-                     const std::vector<std::vector<int32_t>>& rows, size_t ours,
-                     NpyWriter* dump) {
+GenerateOutcome RunEngine(const GenerateOptions& o, const GenerateInputs& in, NpyWriter* dump) {
   GenerationOptions go;
   go.max_new = o.max_new;
   go.split = o.split;
-  Generation g;
-  const std::string layout = "batch " + std::to_string(rows.size()) + ", split " +
+  GenerateOutcome g;
+  const size_t ours = in.ours;
+  const std::string layout = "batch " + std::to_string(in.rows.size()) + ", split " +
                              std::to_string(o.split);
 #ifndef DV_CLI_ENGINE_ONLY
-  if (m.checkpoint) {
+  if (in.model.checkpoint) {
     FloatEngineOptions fo;
     fo.dtype = ParseFloatDType(o.dtype.empty() ? "fp32" : o.dtype);
     fo.threads = o.threads;
-    FloatQwen3 model(*m.checkpoint, fo);
+    FloatQwen3 model(*in.model.checkpoint, fo);
     FloatLogitsCallback on_logits;
     if (dump) {
       on_logits = [&](size_t row, int64_t, std::span<const float> logits) {
@@ -150,7 +216,7 @@ Generation RunEngine(const GenerateOptions& o, const LoadedModel& m,
       };
     }
     const auto t0 = std::chrono::steady_clock::now();
-    g.results = GenerateGreedyFloat(model, rows, go, nullptr, on_logits);
+    g.results = GenerateGreedyFloat(model, in.rows, go, nullptr, on_logits);
     g.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     g.engine = {{"engine", "float"},
                 {"backend", "cpu"},
@@ -165,7 +231,7 @@ Generation RunEngine(const GenerateOptions& o, const LoadedModel& m,
   BackendOptions bo;
   bo.threads = o.threads;
   auto backend = MakeBackend(o.backend, bo);
-  IntQwen3 model(m.artifact->weights(), *backend);
+  IntQwen3 model(in.model.artifact->weights(), *backend);
   LogitsCallback on_logits;
   if (dump) {
     on_logits = [&](size_t row, int64_t, std::span<const int32_t> logits) {
@@ -173,7 +239,7 @@ Generation RunEngine(const GenerateOptions& o, const LoadedModel& m,
     };
   }
   const auto t0 = std::chrono::steady_clock::now();
-  g.results = GenerateGreedy(model, rows, go, nullptr, on_logits);
+  g.results = GenerateGreedy(model, in.rows, go, nullptr, on_logits);
   g.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   g.wrap_events = model.wrap_events();
   g.wrap_sites = model.wrap_events_by_site();
@@ -182,140 +248,106 @@ Generation RunEngine(const GenerateOptions& o, const LoadedModel& m,
   return g;
 }
 
-void CheckOptions(const GenerateOptions& o) {
-  if (o.prompt_ids.empty() == o.prompt.empty())
-    throw UsageError("give --prompt TEXT or --prompt-ids 1,2,3");
-  if (o.chat && o.prompt.empty()) throw UsageError("--chat applies to --prompt TEXT");
-  if (o.max_new < 1) throw UsageError("--max-new must be at least 1");
-  if (o.split < 0) throw UsageError("--split must be >= 0");
-  if (o.position < 0) throw UsageError("--position must be >= 0");
-  if (o.engine != "int8" && o.engine != "float") {
-    throw UsageError("--engine must be int8 or float, not '" + o.engine + "'");
+GenerateOutcome Generate(const GenerateOptions& o, const GenerateInputs& in) {
+  std::optional<NpyWriter> dump;
+  if (!o.dump_logits.empty()) {
+    dump.emplace(o.dump_logits, in.model.artifact ? NpyElement::kInt32 : NpyElement::kFloat32,
+                 o.max_new, in.model.vocab);
   }
-  if (o.engine == "int8" && !o.dtype.empty()) throw UsageError("--dtype applies to --engine float");
-  if (o.engine == "float" && o.backend_given && o.backend != "cpu") {
-    throw UsageError("the float engine runs on the cpu (OpenBLAS); --backend " + o.backend +
-                     " applies to --engine int8");
+  GenerateOutcome g = RunEngine(o, in, dump ? &*dump : nullptr);
+  if (dump) dump->Finish();
+  return g;
+}
+
+double TokensPerSecond(const GenerateOptions& o, const GenerateOutcome& g) {
+  return static_cast<double>(o.max_new) / (g.seconds > 0 ? g.seconds : 1e-9);
+}
+
+// Stage 4a: the --json document, every row with its chains.
+void RenderJson(const GenerateOptions& o, const GenerateInputs& in, const GenerateOutcome& g) {
+  const LoadedModel& m = in.model;
+  nlohmann::json doc;
+  doc["tool_version"] = build::kToolVersion;
+  doc["spec"] = build::kSpecVersion;
+  doc[m.artifact ? "artifact" : "checkpoint"] = {{"source", m.source}, {"sha256", m.sha256()}};
+  doc.update(g.engine);
+  doc["max_new"] = o.max_new;
+  doc["split"] = o.split;
+  doc["position"] = o.position;
+  if (m.artifact) {
+    doc["wrap_events"] = g.wrap_events;
+    doc["wrap_events_by_site"] = {{"q_quant", g.wrap_sites.q_quant},
+                                  {"down_input", g.wrap_sites.down_input},
+                                  {"other", g.wrap_sites.other}};
+  }
+  doc["wall_ms"] = static_cast<int64_t>(g.seconds * 1000.0);
+  doc["tokens_per_s"] = TokensPerSecond(o, g);
+  if (!o.dump_logits.empty()) doc["dump_logits"] = o.dump_logits;
+  if (o.fingerprint) doc["fingerprint"] = fingerprint::CollectFingerprint();
+  for (size_t r = 0; r < g.results.size(); ++r) {
+    const RowResult& res = g.results[r];
+#ifdef DV_CLI_ENGINE_ONLY
+    const nlohmann::json text;
+#else
+    const nlohmann::json text =
+        in.tokenizer ? nlohmann::json(in.tokenizer->Decode(res.tokens)) : nlohmann::json();
+#endif
+    doc["rows"].push_back(
+        {{"row", r},
+         {"ours", r == in.ours},
+         {"prompt_ids", in.rows[r]},
+         {"text", text},
+         {"tokens", res.tokens},
+         {"logits_chain", PrintedChain(res.logits_chain, o.full_chains)},
+         {"token_chain", PrintedChain(res.token_chain, o.full_chains)},
+         {"final",
+          {{"logits_chain", res.logits_chain.back()}, {"token_chain", res.token_chain.back()}}}});
+  }
+  std::cout << doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
+
+// Stage 4b: our row as text.
+void RenderText(const GenerateOptions& o, const GenerateInputs& in, const GenerateOutcome& g) {
+  const LoadedModel& m = in.model;
+  const RowResult& res = g.results[in.ours];
+  std::printf("model         %s (sha256 %.16s)\n", m.source.c_str(), m.sha256().c_str());
+  std::printf("%s%s\n", m.artifact ? "backend       " : "engine        ", g.engine_line.c_str());
+  std::printf("tokens       ");
+  for (int32_t t : res.tokens) std::printf(" %d", t);
+#ifndef DV_CLI_ENGINE_ONLY
+  if (in.tokenizer) std::printf("\ntext          %s", in.tokenizer->Decode(res.tokens).c_str());
+#endif
+  std::printf("\nlogits chain  @%lld %s\n", static_cast<long long>(o.max_new),
+              res.logits_chain.back().c_str());
+  std::printf("token chain   @%lld %s\n", static_cast<long long>(o.max_new),
+              res.token_chain.back().c_str());
+  std::printf("speed         %.1f tokens/s (%lld steps in %.2f s)\n", TokensPerSecond(o, g),
+              static_cast<long long>(o.max_new), g.seconds);
+  if (!o.dump_logits.empty()) {
+    std::printf("logits        %s ([%lld, %lld] %s)\n", o.dump_logits.c_str(),
+                static_cast<long long>(o.max_new), static_cast<long long>(m.vocab),
+                m.artifact ? "int32" : "float32");
+  }
+  if (g.wrap_events > 0) {
+    const WrapEvents& sites = g.wrap_sites;
+    std::printf(
+        "note          %lld int64 wrap events: %lld in the Q quantization (W1), %lld in the\n"
+        "              down-projection input (W2), %lld elsewhere (detllm-v1 semantics,\n"
+        "              reproduced bit for bit; docs/SPEC.md §8)\n",
+        static_cast<long long>(g.wrap_events), static_cast<long long>(sites.q_quant),
+        static_cast<long long>(sites.down_input), static_cast<long long>(sites.other));
   }
 }
 
+// options -> inputs -> generate -> render.
 void RunGenerate(const GenerateOptions& o, CommandContext& ctx) {
   CheckOptions(o);
-  const LoadedModel m = LoadModel(o);
-  const int64_t vocab = m.vocab;
-#ifdef DV_CLI_ENGINE_ONLY
-  const std::vector<int32_t> prompt = ParseIds(o.prompt_ids, "--prompt-ids");
-#else
-  std::unique_ptr<tok::Tokenizer> tokenizer;
-  if (!o.prompt.empty()) {
-    std::string path = o.tokenizer;
-    if (path.empty()) path = m.dir + "/tokenizer.json";
-    if (o.tokenizer.empty() && !std::ifstream(path)) path = tok::DefaultTokenizerPath();
-    tokenizer = std::make_unique<tok::Tokenizer>(tok::Tokenizer::FromFile(path));
-  }
-  const std::string prompt_text =
-      o.chat ? tok::RenderQwen3Chat({{"user", o.prompt, std::nullopt}}, true, false) : o.prompt;
-  const std::vector<int32_t> prompt =
-      tokenizer ? tokenizer->Encode(prompt_text) : ParseIds(o.prompt_ids, "--prompt-ids");
-#endif
-  for (int32_t id : prompt) {
-    if (id >= vocab)
-      throw UsageError("prompt token id " + std::to_string(id) + " is outside the vocabulary (" +
-                       std::to_string(vocab) + ")");
-  }
-  auto co_prompts = CoPrompts(o, vocab);
-  if (o.position > static_cast<int64_t>(co_prompts.size())) {
-    throw UsageError("--position " + std::to_string(o.position) + " is outside a batch of " +
-                     std::to_string(co_prompts.size() + 1));
-  }
-  for (const auto& row : co_prompts) {
-    for (int32_t id : row) {
-      if (id >= vocab)
-        throw UsageError("co-prompt token id " + std::to_string(id) +
-                         " is outside the vocabulary (" + std::to_string(vocab) + ")");
-    }
-  }
-  const auto ours = static_cast<size_t>(o.position);
-  auto rows = ComposeBatch(prompt, std::move(co_prompts), o.position);
-  std::optional<NpyWriter> dump;
-  if (!o.dump_logits.empty()) {
-    dump.emplace(o.dump_logits, m.artifact ? NpyElement::kInt32 : NpyElement::kFloat32, o.max_new,
-                 vocab);
-  }
-  const Generation g = RunEngine(o, m, rows, ours, dump ? &*dump : nullptr);
-  if (dump) dump->Finish();
-  const std::vector<RowResult>& results = g.results;
-  const double secs = g.seconds;
-  const double tps = static_cast<double>(o.max_new) / (secs > 0 ? secs : 1e-9);
-
+  const GenerateInputs in = PrepareInputs(o);
+  const GenerateOutcome g = Generate(o, in);
   if (o.json) {
-    nlohmann::json doc;
-    doc["tool_version"] = build::kToolVersion;
-    doc["spec"] = build::kSpecVersion;
-    doc[m.artifact ? "artifact" : "checkpoint"] = {{"source", m.source}, {"sha256", m.sha256()}};
-    doc.update(g.engine);
-    doc["max_new"] = o.max_new;
-    doc["split"] = o.split;
-    doc["position"] = o.position;
-    if (m.artifact) {
-      doc["wrap_events"] = g.wrap_events;
-      doc["wrap_events_by_site"] = {{"q_quant", g.wrap_sites.q_quant},
-                                    {"down_input", g.wrap_sites.down_input},
-                                    {"other", g.wrap_sites.other}};
-    }
-    doc["wall_ms"] = static_cast<int64_t>(secs * 1000.0);
-    doc["tokens_per_s"] = tps;
-    if (!o.dump_logits.empty()) doc["dump_logits"] = o.dump_logits;
-    if (o.fingerprint) doc["fingerprint"] = fingerprint::CollectFingerprint();
-    for (size_t r = 0; r < results.size(); ++r) {
-      const RowResult& res = results[r];
-#ifdef DV_CLI_ENGINE_ONLY
-      const nlohmann::json text;
-#else
-      const nlohmann::json text =
-          tokenizer ? nlohmann::json(tokenizer->Decode(res.tokens)) : nlohmann::json();
-#endif
-      doc["rows"].push_back(
-          {{"row", r},
-           {"ours", r == ours},
-           {"prompt_ids", rows[r]},
-           {"text", text},
-           {"tokens", res.tokens},
-           {"logits_chain", PrintedChain(res.logits_chain, o.full_chains)},
-           {"token_chain", PrintedChain(res.token_chain, o.full_chains)},
-           {"final",
-            {{"logits_chain", res.logits_chain.back()}, {"token_chain", res.token_chain.back()}}}});
-    }
-    std::cout << doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    RenderJson(o, in, g);
   } else {
-    const RowResult& res = results[ours];
-    std::printf("model         %s (sha256 %.16s)\n", m.source.c_str(), m.sha256().c_str());
-    std::printf("%s%s\n", m.artifact ? "backend       " : "engine        ", g.engine_line.c_str());
-    std::printf("tokens       ");
-    for (int32_t t : res.tokens) std::printf(" %d", t);
-#ifndef DV_CLI_ENGINE_ONLY
-    if (tokenizer) std::printf("\ntext          %s", tokenizer->Decode(res.tokens).c_str());
-#endif
-    std::printf("\nlogits chain  @%lld %s\n", static_cast<long long>(o.max_new),
-                res.logits_chain.back().c_str());
-    std::printf("token chain   @%lld %s\n", static_cast<long long>(o.max_new),
-                res.token_chain.back().c_str());
-    std::printf("speed         %.1f tokens/s (%lld steps in %.2f s)\n", tps,
-                static_cast<long long>(o.max_new), secs);
-    if (!o.dump_logits.empty()) {
-      std::printf("logits        %s ([%lld, %lld] %s)\n", o.dump_logits.c_str(),
-                  static_cast<long long>(o.max_new), static_cast<long long>(vocab),
-                  m.artifact ? "int32" : "float32");
-    }
-    if (g.wrap_events > 0) {
-      const WrapEvents& sites = g.wrap_sites;
-      std::printf(
-          "note          %lld int64 wrap events: %lld in the Q quantization (W1), %lld in the\n"
-          "              down-projection input (W2), %lld elsewhere (detllm-v1 semantics,\n"
-          "              reproduced bit for bit; docs/SPEC.md §8)\n",
-          static_cast<long long>(g.wrap_events), static_cast<long long>(sites.q_quant),
-          static_cast<long long>(sites.down_input), static_cast<long long>(sites.other));
-    }
+    RenderText(o, in, g);
   }
   ctx.exit_code = kExitOk;
 }
