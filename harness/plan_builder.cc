@@ -24,7 +24,7 @@ std::string BaseName(std::string p) {
 std::string SkipReason(const Configuration& c) {
   if (c.engine == EngineKind::kFloat) return "the float contrast engine is not part of this build";
   if (!BackendAvailable(c.backend)) {
-    if (c.backend == BackendKind::kCuda) return "no CUDA backend on this machine (no GPU or not built)";
+    if (c.backend == BackendKind::kCuda) return "this build has no cuda backend (none is written yet)";
     return "backend " + std::string(KindName(c.backend)) + " is not available in this build";
   }
   if (!c.platform.empty()) return EmulationSkipReason(c.platform);

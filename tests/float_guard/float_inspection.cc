@@ -189,6 +189,33 @@ bool IsX86FileFormat(std::string_view format) {
          f.find("x86_64") != std::string::npos;
 }
 
+std::optional<std::string> Aarch64FloatRule(std::string_view mnemonic) {
+  const std::string m = Lower(mnemonic);
+  if (m.empty()) return std::nullopt;
+  if (m == "scvtf" || m == "ucvtf" || StartsWith(m, "fcvt") || StartsWith(m, "bfcvt") ||
+      StartsWith(m, "fjcvt")) {
+    return "float conversion";
+  }
+  if (m == "fmov") return std::nullopt;  // a bit copy between register files
+  if (StartsWith(m, "fcm") || StartsWith(m, "fccm") || StartsWith(m, "fac")) {
+    return "float compare";
+  }
+  if (StartsWith(m, "fml") || StartsWith(m, "fmad") || StartsWith(m, "fmsb") ||
+      StartsWith(m, "fmsub") || StartsWith(m, "fnm") || StartsWith(m, "bfml")) {
+    return "float fused multiply-add";
+  }
+  if (m[0] == 'f' || StartsWith(m, "bf")) return "float arithmetic";
+  return std::nullopt;
+}
+
+bool IsAarch64FileFormat(std::string_view format) {
+  return Lower(format).find("aarch64") != std::string::npos;
+}
+
+bool HasInstructionRules(std::string_view format) {
+  return IsX86FileFormat(format) || IsAarch64FileFormat(format);
+}
+
 std::optional<std::string> FloatSymbolRule(std::string_view name) {
   const std::string n = Trim(name);
   if (IsMathSymbol(n)) return "math library";
@@ -212,12 +239,17 @@ DisassemblyScan ScanDisassembly(std::string_view objdump_output) {
   std::string object;
   std::string function;
   std::smatch m;
+  // The rules of the current object's architecture; none for a format without rules.
+  std::optional<std::string> (*rule_of)(std::string_view) = nullptr;
   for (std::string_view line_view : Lines(objdump_output)) {
     const std::string line(line_view);
     if (std::regex_match(line, m, object_re)) {
       object = m[1];
       function.clear();
       scan.file_formats.push_back(m[2]);
+      rule_of = IsX86FileFormat(m[2].str())       ? &X86FloatRule
+                : IsAarch64FileFormat(m[2].str()) ? &Aarch64FloatRule
+                                                  : nullptr;
     } else if (std::regex_match(line, m, function_re)) {
       function = m[1];
       ++scan.functions;
@@ -236,8 +268,8 @@ DisassemblyScan ScanDisassembly(std::string_view objdump_output) {
       const std::string mnemonic = MnemonicOf(insn);
       if (mnemonic.empty() || mnemonic == "(bad)") continue;
       ++scan.instructions;
-      if (auto rule = X86FloatRule(mnemonic)) {
-        scan.findings.push_back({object, function, insn, *rule});
+      if (rule_of != nullptr) {
+        if (auto rule = rule_of(mnemonic)) scan.findings.push_back({object, function, insn, *rule});
       }
       for (size_t j = idx + 1; j + 1 < fields.size(); ++j) {
         if (!std::regex_match(fields[j], inline_reloc_re)) continue;

@@ -1,7 +1,7 @@
 // Float-leak inspection (DESIGN.md §3): finds floating-point code in compiled objects and in C++
 // sources. Used by test_float_guard on the integer core (dv_core) and on a planted canary.
 //
-// Object code: objdump's disassembly (AT&T syntax, x86 / x86-64) is scanned for floating-point
+// Object code: objdump's disassembly (x86 / x86-64 in AT&T syntax, and AArch64) is scanned for floating-point
 // arithmetic, conversion and comparison instructions, x87 instructions and calls into the math
 // library; nm's undefined symbols for math-library and soft-float routine functions and for
 // functions whose signature takes or returns a floating-point type.
@@ -55,6 +55,19 @@ std::optional<std::string> X86FloatRule(std::string_view mnemonic);
 // True for file formats whose instructions X86FloatRule understands (elf64-x86-64, elf32-i386,
 // elf32-x86-64, pe-x86-64 ...).
 bool IsX86FileFormat(std::string_view format);
+
+// The floating-point rule an AArch64 mnemonic (objdump's, A64: scalar FP, Advanced SIMD and SVE
+// share the names) falls under, or nullopt. Every mnemonic that starts with 'f' or "bf" is
+// floating point (fadd, fmul, fmla, fcvtzs, frintx, fcmp, fcsel, fsqrt, bfdot ...), as are the
+// integer-to-float conversions scvtf and ucvtf; fmov is not flagged: compilers use it to move
+// integer lanes between general and vector registers (fmov x0, d0), a bit copy, like movsd.
+std::optional<std::string> Aarch64FloatRule(std::string_view mnemonic);
+
+// True for elf64-littleaarch64 / elf64-bigaarch64 (the formats Aarch64FloatRule reads).
+bool IsAarch64FileFormat(std::string_view format);
+
+// True when one of the two rule sets applies to `format`.
+bool HasInstructionRules(std::string_view format);
 
 // The rule a referenced symbol falls under ("math library", "soft-float routine",
 // "floating-point signature"), or nullopt. `name` may be demangled.

@@ -120,6 +120,73 @@ TEST(FloatGuardClassifier, IgnoresIntegerMoveAndLogicMnemonics) {
   }
 }
 
+TEST(FloatGuardClassifier, FlagsAarch64FloatingPointMnemonics) {
+  const char* const flagged[] = {"fadd",   "fsub",   "fmul",   "fdiv",   "fsqrt",  "fabs",
+                                 "fneg",   "fmax",   "fminnm", "faddp",  "fmaxv",  "frintx",
+                                 "frinta", "fcsel",  "frecpe", "frsqrte", "fmulx", "fmla",
+                                 "fmls",   "fmadd",  "fmsub",  "fnmadd", "fnmsub", "fcmp",
+                                 "fcmpe",  "fccmp",  "fcmeq",  "fcmgt",  "facge",  "fcvtzs",
+                                 "fcvtzu", "fcvtns", "fcvtl",  "fcvtxn", "scvtf",  "ucvtf",
+                                 "fjcvtzs", "bfcvt", "bfdot",  "bfmmla", "bfmlalb"};
+  for (const char* m : flagged) EXPECT_TRUE(Aarch64FloatRule(m).has_value()) << m;
+  EXPECT_EQ(Aarch64FloatRule("scvtf"), "float conversion");
+  EXPECT_EQ(Aarch64FloatRule("fmla"), "float fused multiply-add");
+  EXPECT_EQ(Aarch64FloatRule("fcmgt"), "float compare");
+  EXPECT_EQ(Aarch64FloatRule("fmul"), "float arithmetic");
+}
+
+TEST(FloatGuardClassifier, IgnoresAarch64IntegerAndMoveMnemonics) {
+  // The NEON and NEON dot-product kernels' instructions, and the general-purpose ones.
+  const char* const clean[] = {"add",   "addp",  "addv",  "mul",   "mla",   "smull", "smull2",
+                               "smlal", "sadalp", "saddlp", "sdot", "udot",  "usdot", "smmla",
+                               "dup",   "movi",  "mov",   "ins",   "umov",  "smov",  "ld1",
+                               "ld1r",  "st1",   "ldr",   "str",   "ldp",   "stp",   "ext",
+                               "zip1",  "uzp2",  "trn1",  "tbl",   "sshr",  "ushr",  "sqxtn",
+                               "sqrshrn", "and", "orr",   "eor",   "bic",   "cmgt",  "cmeq",
+                               "smax",  "smin",  "abs",   "neg",   "shl",   "sxtl",  "fmov",
+                               "b",     "bl",    "ret",   "cbz",   "csel",  "madd",  "msub",
+                               "sdiv",  "udiv",  "umulh", "smulh", "clz",   "lsl",   "asr"};
+  for (const char* m : clean) {
+    const auto rule = Aarch64FloatRule(m);
+    EXPECT_FALSE(rule.has_value()) << m << " flagged as " << rule.value_or("");
+  }
+  EXPECT_TRUE(IsAarch64FileFormat("elf64-littleaarch64"));
+  EXPECT_TRUE(HasInstructionRules("elf64-bigaarch64"));
+  EXPECT_FALSE(HasInstructionRules("elf64-s390"));
+}
+
+// An AArch64 listing (objdump separates mnemonic and operands with a tab): the NEON kernels'
+// integer instructions pass, fmov passes, scalar and vector float instructions are found.
+TEST(FloatGuardClassifier, ParsesAarch64ObjdumpListing) {
+  const std::string listing =
+      "matmul_i8_neon.cc.o:     file format elf64-littleaarch64\n"
+      "\n"
+      "Disassembly of section .text:\n"
+      "\n"
+      "0000000000000000 <dv::Kernel(long)>:\n"
+      "   0:\tsmull\tv2.8h, v0.8b, v1.8b\n"
+      "   4:\tsadalp\tv3.4s, v2.8h\n"
+      "   8:\tsdot\tv4.4s, v0.16b, v1.4b[0]\n"
+      "   c:\tfmov\tx0, d3\n"
+      "  10:\tret\n"
+      "\n"
+      "0000000000000020 <dv::Leak(double)>:\n"
+      "  20:\tfmul\td0, d0, d1\n"
+      "  24:\tscvtf\td1, x0\n"
+      "  28:\tfmla\tv0.4s, v1.4s, v2.4s\n"
+      "  2c:\tbl\t0 <sqrt>\t2c: R_AARCH64_CALL26\tsqrt\n";
+  const DisassemblyScan scan = ScanDisassembly(listing);
+  EXPECT_EQ(scan.functions, 2);
+  EXPECT_EQ(scan.instructions, 9);
+  ASSERT_EQ(scan.findings.size(), 4u) << Report(scan.findings);
+  EXPECT_EQ(Describe(scan.findings[0]),
+            "matmul_i8_neon.cc.o in dv::Leak(double): fmul  [float arithmetic]");
+  EXPECT_EQ(scan.findings[1].rule, "float conversion");
+  EXPECT_EQ(scan.findings[2].rule, "float fused multiply-add");
+  EXPECT_EQ(Describe(scan.findings[3]),
+            "matmul_i8_neon.cc.o in dv::Leak(double): reference to sqrt  [math library]");
+}
+
 // A fixed listing in objdump's format: object, function and instruction are attributed, prefixes
 // skipped, integer SIMD and moves ignored, a relocation to libm reported.
 TEST(FloatGuardClassifier, ParsesObjdumpListing) {
@@ -266,9 +333,11 @@ TEST(FloatGuardCanary, ObjectScanFindsEveryPlantedItem) {
   ASSERT_EQ(r.exit_code, 0) << "objdump failed:\n" << r.output;
   const DisassemblyScan scan = ScanDisassembly(r.output);
   ASSERT_FALSE(scan.file_formats.empty()) << r.output;
-  if (!IsX86FileFormat(scan.file_formats.front())) {
-    GTEST_SKIP() << "object format " << scan.file_formats.front()
-                 << ": the instruction rules cover x86 only";
+  const std::string& format = scan.file_formats.front();
+  if (!HasInstructionRules(format)) {
+    GTEST_SKIP() << "object format " << format
+                 << ": the instruction rules cover x86 and AArch64 (the symbol and source scans "
+                    "still run)";
   }
   const std::string all = Report(scan.findings);
   EXPECT_TRUE(HasFinding(scan.findings, "DvCanaryDoubleMultiply", "float arithmetic", "mul"))
@@ -277,7 +346,13 @@ TEST(FloatGuardCanary, ObjectScanFindsEveryPlantedItem) {
   EXPECT_TRUE(HasFinding(scan.findings, "DvCanarySqrtCall", "float arithmetic", "sqrt") ||
               HasFinding(scan.findings, "DvCanarySqrtCall", "math library", "sqrt"))
       << all;
-  EXPECT_TRUE(HasFinding(scan.findings, "DvCanaryX87Multiply", "x87", "f")) << all;
+  if (IsX86FileFormat(format)) {
+    EXPECT_TRUE(HasFinding(scan.findings, "DvCanaryX87Multiply", "x87", "f")) << all;
+  } else {
+    // AArch64's long double is IEEE quad precision, multiplied by libgcc's __multf3.
+    EXPECT_TRUE(HasFinding(scan.findings, "DvCanaryX87Multiply", "soft-float routine", "__multf3"))
+        << all;
+  }
   EXPECT_TRUE(HasFinding(scan.findings, "DvCanaryExpCall", "math library", "reference to exp"))
       << all;
 }
@@ -316,8 +391,10 @@ TEST(FloatGuardCore, ObjectCodeHasNoFloatingPoint) {
     const DisassemblyScan scan = ScanDisassembly(r.output);
     ASSERT_FALSE(scan.file_formats.empty()) << r.output.substr(0, 2000);
     for (const std::string& format : scan.file_formats) {
-      if (!IsX86FileFormat(format)) {
-        GTEST_SKIP() << "object format " << format << ": the instruction rules cover x86 only";
+      if (!HasInstructionRules(format)) {
+        GTEST_SKIP() << "object format " << format
+                     << ": the instruction rules cover x86 and AArch64 (the symbol and source "
+                        "scans still run)";
       }
     }
     EXPECT_GE(scan.functions, 1) << archive;
@@ -345,24 +422,14 @@ TEST(FloatGuardCore, ReferencesNoFloatingPointSymbols) {
   }
 }
 
-// The core's sources (the guarded targets' SOURCES, the core headers and any engine/backends/*cpu*
-// file) and every file of the source tree they include, transitively.
+// The core's sources: every source of the guarded targets (dv_base, dv_core, dv_backend_cpu),
+// the cpu backend's sources for every ISA whether this build compiles them or not (the NEON
+// kernels on x86, the AVX ones on aarch64: DV_GUARD_SOURCES), and every file of the source tree
+// they include, transitively.
 std::vector<fs::path> CoreSourceFiles() {
   const fs::path root = DV_SOURCE_ROOT;
   std::vector<fs::path> seeds;
   for (const std::string& s : Split(DV_GUARDED_SOURCES, '|')) seeds.emplace_back(s);
-  for (const char* rel :
-       {"engine/intmath.h", "engine/dyadic.h", "engine/model.h", "engine/model.cc",
-        "engine/model_weights.h", "engine/model_weights.cc", "engine/backends/reference_backend.h",
-        "engine/backends/reference_backend.cc"}) {
-    seeds.push_back(root / rel);
-  }
-  for (const auto& e : fs::directory_iterator(root / "engine/ops")) {
-    if (e.path().extension() == ".h") seeds.push_back(e.path());
-  }
-  for (const auto& e : fs::directory_iterator(root / "engine/backends")) {
-    if (e.path().filename().string().find("cpu") != std::string::npos) seeds.push_back(e.path());
-  }
   std::set<fs::path> seen;
   std::vector<fs::path> order;
   std::vector<fs::path> todo = seeds;
@@ -396,8 +463,13 @@ TEST(FloatGuardCore, SourcesHaveNoFloatingPointTokens) {
     all.insert(all.end(), f.begin(), f.end());
   }
   const fs::path root = DV_SOURCE_ROOT;
-  for (const char* must : {"engine/intmath.h", "engine/dyadic.h", "engine/ops/di_exp.h",
-                           "engine/backends/backend.h", "engine/model.cc"}) {
+  for (const char* must :
+       {"engine/intmath.h", "engine/dyadic.h", "engine/ops/di_exp.h", "engine/ops/rope.h",
+        "engine/backends/backend.h", "engine/model.cc", "engine/trace_recorder.cc",
+        "engine/backends/reference_backend.cc", "engine/backends/matmul_i8_neon.cc",
+        "engine/backends/matmul_i8_neondot.cc", "engine/backends/matmul_i8_avx512.cc",
+        "engine/backends/attention_i8_avx2.cc", "engine/backends/row_kernels_avx512.cc",
+        "engine/backends/cpu_backend.cc", "base/check.cc", "base/check.h"}) {
     EXPECT_NE(std::find(files.begin(), files.end(), fs::weakly_canonical(root / must)), files.end())
         << must << " not scanned; scanned:\n"
         << listed;
