@@ -5,8 +5,6 @@
 // statistics use floating point; the integer engine does not. In stages: options checked, measured
 // (Measure, with the text lines printed as results arrive), reported (BenchReport: the --json
 // document), rendered (the text summary).
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -27,6 +25,8 @@
 #include "fingerprint/fingerprint.h"
 #include "float_engine/blas.h"
 #include "float_engine/float_model.h"
+#include "os/huge_pages.h"
+#include "os/os_facts.h"
 
 namespace dv::cli {
 namespace {
@@ -105,31 +105,10 @@ int64_t WeightBytesPerToken(const ModelConfig& c) {
   return c.n_layers * per_layer + c.hidden * c.vocab;
 }
 
-// The process's peak resident set: VmHWM of /proc/self/status (getrusage's ru_maxrss where that
-// file is missing).
-int64_t PeakRssBytes() {
-  if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
-    char line[256];
-    long long kib = -1;
-    while (std::fgets(line, sizeof(line), f) != nullptr) {
-      if (std::sscanf(line, "VmHWM: %lld kB", &kib) == 1) break;
-    }
-    std::fclose(f);
-    if (kib >= 0) return kib * 1024;
-  }
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<int64_t>(u.ru_maxrss) * 1024;  // Linux reports KiB
-}
-
-// Resets the peak to the current resident set (Linux >= 4.0), so that the bandwidth probe's
-// buffer does not count as the engine's memory. Returns false where that is not possible.
-bool ResetPeakRss() {
-  std::FILE* f = std::fopen("/proc/self/clear_refs", "w");
-  if (f == nullptr) return false;
-  const bool ok = std::fputs("5", f) >= 0;
-  return std::fclose(f) == 0 && ok;
-}
+// The process's peak resident set, and its reset (os/os_facts.h: VmHWM and clear_refs on Linux,
+// getrusage on macOS, where it cannot be reset).
+int64_t PeakRssBytes() { return os::PeakRssBytes(); }
+bool ResetPeakRss() { return os::ResetPeakRss(); }
 
 // Both engines have the same forward-call shape: a cache per row, rows of ids, logits out. The
 // integer engine's K/V storage comes from its backend.
@@ -374,11 +353,11 @@ BenchRun Measure(const BenchOptions& o, const BenchPlan& plan, const BenchProgre
 
   run.peak_reset = ResetPeakRss();
   const auto t_load = Clock::now();
-  const int64_t huge_before = AnonHugePageBytes();
+  const int64_t huge_before = os::AnonHugePageBytes();
   const BenchModel bm = o.engine == "float" ? LoadFloatModel(o, run) : LoadIntModel(o, run);
   run.load_s = Seconds(t_load);
   run.weights_in_huge_pages =
-      huge_before >= 0 && AnonHugePageBytes() >= 0 ? AnonHugePageBytes() - huge_before : -1;
+      huge_before >= 0 && os::AnonHugePageBytes() >= 0 ? os::AnonHugePageBytes() - huge_before : -1;
   run.weight_bytes = bm.weight_bytes_per_token;
   if (progress.loaded) progress.loaded(run);
 
@@ -453,7 +432,7 @@ nlohmann::json BenchReport(const BenchOptions& o, const BenchRun& run) {
     doc["blas"] = run.blas;
     doc["packed_weight_bytes"] = run.packed_weight_bytes;
   }
-  doc["transparent_hugepage"] = HugePageMode();
+  doc["transparent_hugepage"] = os::HugePageMode();
   doc["weights_in_huge_pages_bytes"] = run.weights_in_huge_pages;
   doc["load_s"] = run.load_s;
   doc["bandwidth"] = {{"huge_pages_gbps", run.best_probe_gbps},
@@ -498,7 +477,7 @@ void RenderLoaded(const BenchOptions& o, const BenchRun& run) {
   std::printf("machine       %s, %lld CPUs, %.1f GiB, transparent huge pages: %s\n",
               run.device.c_str(), static_cast<long long>(run.fingerprint.value("logical_cores", 0)),
               static_cast<double>(run.fingerprint.value("memory_bytes", int64_t{0})) / (1 << 30),
-              HugePageMode());
+              os::HugePageMode());
   const bool float_engine = run.dtype.has_value();
   std::printf("model         %s (sha256 %.16s), loaded and %s in %.2f s\n", run.source.c_str(),
               run.sha256.c_str(), float_engine ? "widened" : "packed", run.load_s);

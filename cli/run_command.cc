@@ -1,14 +1,12 @@
 // detverify run SCENARIO.yaml: every configuration in its own child process, results into
 // SQLite, the run table at the end. The child side is the hidden `run-plan` verb
 // (cli/run_plan_command.cc).
-#include <unistd.h>
-
-#include <climits>
 #include <cstdio>
 
 #include "cli/command.h"
 #include "harness/runner.h"
 #include "harness/scenario.h"
+#include "os/os_facts.h"
 
 namespace dv::cli {
 namespace {
@@ -22,10 +20,9 @@ struct RunOptions {
 };
 
 std::string SelfExe() {
-  char buf[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) throw UsageError("cannot locate the detverify binary (/proc/self/exe)");
-  return std::string(buf, static_cast<size_t>(n));
+  const std::string path = os::SelfExecutablePath();
+  if (path.empty()) throw UsageError("cannot locate the detverify binary to run children with");
+  return path;
 }
 
 void RunRun(const RunOptions& o, CommandContext& ctx) {

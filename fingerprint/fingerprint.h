@@ -3,8 +3,9 @@
 //
 // Schema (fingerprint_version 1); integers, strings, booleans and null only, never floats:
 //   fingerprint_version  int     1; bumped when keys change
-//   cpu_model            string  /proc/cpuinfo "model name" (x86), implementer/part or "Hardware"
-//                                (aarch64), vendor/machine (s390x); uname machine as a fallback
+//   cpu_model            string  Linux: /proc/cpuinfo "model name" (x86), implementer/part or
+//                                "Hardware" (aarch64), vendor/machine (s390x); macOS:
+//                                machdep.cpu.brand_string; uname machine as a fallback (os/)
 //   arch                 string  architecture this binary was built for: x86_64, aarch64, s390x...
 //   byte_order           string  "little" | "big"
 //   emulated             bool    running under user-mode emulation (see CollectFingerprint)
@@ -12,8 +13,8 @@
 //                                x86_64: sse4_2 avx2 fma avx512f avx512bw avx512vl avx512_vnni
 //                                avx_vnni; aarch64: asimd asimddp i8mm sve; others: {}
 //   logical_cores        int     online logical CPUs
-//   memory_bytes         int     /proc/meminfo MemTotal
-//   os, kernel           string  /etc/os-release PRETTY_NAME; uname release
+//   memory_bytes         int     /proc/meminfo MemTotal (macOS: hw.memsize)
+//   os, kernel           string  /etc/os-release PRETTY_NAME (macOS: "macOS <version>"); uname release
 //   compiler, cxx_flags, build_type   string  from the generated build_info.h
 //   libraries            object  sqlite, openssl, yaml_cpp, nlohmann_json: version strings
 //                                ("unknown" for sqlite and yaml_cpp in detverify-engine, the
@@ -36,7 +37,8 @@ inline constexpr int kFingerprintVersion = 1;
 // Emulation is reported when the environment variable DETVERIFY_EMULATED=1 is set (the cross-ISA
 // runner sets it when it launches the binary under qemu-user) or when /proc/cpuinfo describes
 // another architecture than the one this binary was built for (qemu-user passes the host's cpuinfo
-// through). Never throws for missing /proc files; fields fall back to "unknown" or 0.
+// through), or when macOS reports the process as translated (Rosetta 2). The OS facts come from
+// os/os_facts.h. Never throws for missing OS files; fields fall back to "unknown" or 0.
 nlohmann::json CollectFingerprint(nlohmann::json gpu = nullptr);
 
 // Lowercase hex SHA-256 of CanonicalJson(fingerprint). Throws CanonicalJsonError when the

@@ -17,10 +17,10 @@
 #include "build_info.h"
 #include "db/run_store.h"
 #include "fingerprint/fingerprint.h"
-#include "harness/child_process.h"
 #include "harness/emulated_platform.h"
 #include "harness/plan_builder.h"
 #include "harness/progress.h"
+#include "os/child_process.h"
 #include "plan/plan_result.h"
 #include "verdict/run_table.h"
 
@@ -139,8 +139,8 @@ ChildOutcome RunPlanInChild(const plan::RunPlan& plan, const std::string& self_e
     env.emplace_back("DETVERIFY_EMULATED", "1");
   }
   argv.insert(argv.end(), {"run-plan", plan_path, "--result", result_path});
-  const ChildExit exit =
-      RunChildProcess(argv, env, std::chrono::seconds(plan.timeout_s), base + ".err",
+  const os::ChildExit exit =
+      os::RunChildProcess(argv, env, std::chrono::seconds(plan.timeout_s), base + ".err",
                       [&](const std::string& line) {
                         long long done = 0, total = 0;
                         if (std::sscanf(line.c_str(), "progress %lld %lld", &done, &total) == 2) {
@@ -149,15 +149,15 @@ ChildOutcome RunPlanInChild(const plan::RunPlan& plan, const std::string& self_e
                       });
   ChildOutcome out;
   switch (exit.how) {
-    case ChildExit::How::kTimedOut:
+    case os::ChildExit::How::kTimedOut:
       out.status = RunStatus::kTimeout;
       out.detail = "no result within " + std::to_string(plan.timeout_s) + " s";
       break;
-    case ChildExit::How::kSignaled:
+    case os::ChildExit::How::kSignaled:
       out.status = exit.signal == SIGKILL ? RunStatus::kKilled : RunStatus::kCrashed;
       out.detail = "signal " + std::to_string(exit.signal) + " (" + ::strsignal(exit.signal) + ")";
       break;
-    case ChildExit::How::kExited:
+    case os::ChildExit::How::kExited:
       if (exit.exit_code != 0) {
         out.status = RunStatus::kError;
         out.detail = !exit.stderr_last.empty() ? exit.stderr_last

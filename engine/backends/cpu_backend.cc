@@ -1,7 +1,5 @@
 #include "engine/backends/cpu_backend.h"
 
-#include <sched.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -15,6 +13,8 @@
 #include "engine/backends/cpu_thread_pool.h"
 #include "engine/backends/cpu_weight_arena.h"
 #include "engine/backends/matmul_i8_cpu.h"
+#include "os/huge_pages.h"
+#include "os/os_facts.h"
 
 namespace dv {
 namespace {
@@ -72,14 +72,14 @@ class CpuBackendImpl final : public CpuBackend {
     out.threads = pool_.size();
     out.huge_pages = huge_pages;
     CpuWeightArena buffer(huge_pages);
-    const int64_t huge_before = AnonHugePageBytes();
+    const int64_t huge_before = os::AnonHugePageBytes();
     uint8_t* p = buffer.Allocate(bytes);
     const int64_t pages = bytes / 4096;
     // First touch from the threads that read it, with a varying pattern.
     ParallelFor(pages, [&](int64_t begin, int64_t end, int) {
       for (int64_t i = begin * 4096; i < end * 4096; ++i) p[i] = static_cast<uint8_t>(i * 131);
     });
-    const int64_t huge_after = AnonHugePageBytes();
+    const int64_t huge_after = os::AnonHugePageBytes();
     if (huge_before >= 0 && huge_after >= 0) out.huge_page_bytes = huge_after - huge_before;
     std::atomic<uint64_t> sink{0};  // the sums go somewhere observable: reads cannot be elided
     for (int r = 0; r <= repeats; ++r) {
@@ -227,16 +227,7 @@ class CpuBackendImpl final : public CpuBackend {
 
 }  // namespace
 
-int CpuBackendDefaultThreads() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    const int n = CPU_COUNT(&set);
-    if (n > 0) return n;
-  }
-  const unsigned hw = std::thread::hardware_concurrency();
-  return hw > 0 ? static_cast<int>(hw) : 1;
-}
+int CpuBackendDefaultThreads() { return os::UsableCpuCount(); }
 
 std::unique_ptr<CpuBackend> MakeCpuBackend(const CpuBackendOptions& options) {
   CpuIsa isa = CpuIsa::kScalar;

@@ -42,7 +42,7 @@ class CpuBackend : public Backend {
 // Throws BackendError when the requested ISA level is unknown or unsupported here.
 std::unique_ptr<CpuBackend> MakeCpuBackend(const CpuBackendOptions& options = {});
 
-// CPUs this process may run on (sched_getaffinity), at least 1.
+// CPUs this process may run on (os::UsableCpuCount: its affinity on Linux), at least 1.
 int CpuBackendDefaultThreads();
 
 }  // namespace dv

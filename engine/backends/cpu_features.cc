@@ -3,11 +3,8 @@
 #include <cstdlib>
 #include <iterator>
 
-#if defined(__aarch64__) && defined(__linux__)
-#include <sys/auxv.h>
-#endif
-
 #include "engine/backends/backend_error.h"
+#include "os/os_facts.h"
 
 namespace dv {
 namespace {
@@ -59,12 +56,9 @@ bool CpuSupports(CpuIsa isa) {
     case CpuIsa::kNeon:
       return true;  // Advanced SIMD is part of the AArch64 base ABI
     case CpuIsa::kNeonDot:
-#if defined(__linux__)
-      // The kernel sets HWCAP_ASIMDDP from ID_AA64ISAR0_EL1.DP (FEAT_DotProd: SDOT/UDOT).
-      return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
-#else
-      return false;  // no detection here: the neon level serves
-#endif
+      // FEAT_DotProd (SDOT/UDOT) as the OS grants it: Linux HWCAP_ASIMDDP (the kernel sets it
+      // from ID_AA64ISAR0_EL1.DP), macOS hw.optional.arm.FEAT_DotProd (os/os_facts.h).
+      return os::ReadAarch64Features().asimddp;
 #else
     case CpuIsa::kNeon:
     case CpuIsa::kNeonDot:

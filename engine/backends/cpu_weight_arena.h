@@ -1,5 +1,5 @@
 // Memory for the cpu backend's packed weights: anonymous mappings aligned to 2 MiB and advised
-// MADV_HUGEPAGE, so that the weight stream of a decode step walks few TLB entries. Allocations
+// MADV_HUGEPAGE where the OS has transparent huge pages (os/huge_pages.h), so that the weight stream of a decode step walks few TLB entries. Allocations
 // are handed out in request order, which is the order the model packs its weights and the order
 // a forward pass reads them.
 #pragma once
@@ -12,7 +12,7 @@ namespace dv {
 
 class CpuWeightArena {
  public:
-  // huge_pages: advise MADV_HUGEPAGE (the kernel still decides; see HugePageMode()).
+  // huge_pages: advise MADV_HUGEPAGE (the kernel still decides; see os::HugePageMode()).
   explicit CpuWeightArena(bool huge_pages);
   ~CpuWeightArena();
   CpuWeightArena(const CpuWeightArena&) = delete;
@@ -55,13 +55,5 @@ class HugePageBuffer {
   size_t size_ = 0;    // requested bytes
   size_t mapped_ = 0;  // mapped bytes (whole huge pages)
 };
-
-// The system's transparent-huge-page policy (the bracketed word of
-// /sys/kernel/mm/transparent_hugepage/enabled: "always", "madvise", "never"), or "unknown".
-const char* HugePageMode();
-
-// Bytes of this process's anonymous memory currently backed by huge pages (AnonHugePages of
-// /proc/self/smaps_rollup), or -1 when unknown.
-int64_t AnonHugePageBytes();
 
 }  // namespace dv

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace dv::harness {
+namespace dv::os {
 
 struct ChildExit {
   enum class How { kExited, kSignaled, kTimedOut };
@@ -27,4 +27,4 @@ ChildExit RunChildProcess(const std::vector<std::string>& argv,
                           std::chrono::seconds timeout, const std::string& stderr_path,
                           const std::function<void(const std::string&)>& on_line);
 
-}  // namespace dv::harness
+}  // namespace dv::os

@@ -1,4 +1,4 @@
-#include "harness/child_process.h"
+#include "os/child_process.h"
 
 #include <sys/wait.h>
 
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <thread>
 
-namespace dv::harness {
+namespace dv::os {
 namespace {
 
 namespace bp = boost::process;
@@ -68,4 +68,4 @@ ChildExit RunChildProcess(const std::vector<std::string>& argv,
   return out;
 }
 
-}  // namespace dv::harness
+}  // namespace dv::os
