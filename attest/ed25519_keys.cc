@@ -160,7 +160,6 @@ BioPtr MemoryBioOf(const std::string& data) {
   return bio;
 }
 
-
 }  // namespace
 
 void EvpPkeyDeleter::operator()(EVP_PKEY* key) const { EVP_PKEY_free(key); }

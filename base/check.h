@@ -42,8 +42,7 @@ class CheckFailure {
     return *this;
   }
   template <std::unsigned_integral T>
-    requires(!std::same_as<T, bool>)
-  CheckFailure& operator<<(T v) noexcept {
+  requires(!std::same_as<T, bool>) CheckFailure& operator<<(T v) noexcept {
     AppendUnsigned(static_cast<uint64_t>(v));
     return *this;
   }
@@ -66,7 +65,7 @@ class CheckFailure {
 
 // The dangling-else form lets the values be streamed after the macro; the branch is predicted
 // taken, so a passing check costs one compare.
-#define DV_CHECK(condition)                   \
+#define DV_CHECK(condition)                 \
   if (__builtin_expect(!!(condition), 1)) { \
-  } else                                      \
+  } else                                    \
     ::dv::internal::CheckFailure(__FILE__, __LINE__, #condition)

@@ -41,7 +41,7 @@ struct KindSpellings<BackendKind> {
 template <>
 struct KindSpellings<RunStatus> {
   static constexpr std::array<std::string_view, 6> kNames = {"ok",     "crashed", "timeout",
-                                                              "killed", "skipped", "error"};
+                                                             "killed", "skipped", "error"};
   static constexpr std::string_view kWhat = "status";
 };
 template <>

@@ -95,11 +95,10 @@ nlohmann::json StatementFor(const reports::FleetResults& fleet, const std::strin
     input.machines.push_back({m.id, fp});
   }
   for (const db::RunRecord& r : s.runs) {
-    input.configurations.push_back({r.configuration, std::string(KindName(r.engine)),
-                                    std::string(KindName(r.backend)), r.machine.id,
-                                    std::string(KindName(r.status)),
-                                    r.final_logits_chain.value_or(""),
-                                    r.final_token_chain.value_or(""), r.n_steps});
+    input.configurations.push_back(
+        {r.configuration, std::string(KindName(r.engine)), std::string(KindName(r.backend)),
+         r.machine.id, std::string(KindName(r.status)), r.final_logits_chain.value_or(""),
+         r.final_token_chain.value_or(""), r.n_steps});
   }
   input.verdict = {v.int8_unique_logits, v.int8_unique_tokens, v.passed};
   input.tool_version = tool_version;

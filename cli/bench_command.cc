@@ -7,12 +7,12 @@
 // document), rendered (the text summary).
 #include <algorithm>
 #include <chrono>
-#include <functional>
-#include <memory>
-#include <optional>
 #include <cstdio>
+#include <functional>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "build_info.h"
@@ -230,7 +230,7 @@ struct BenchRun {
   std::string device, source, sha256;
   std::string what;  // the engine and its settings, the first line of the text
   int threads = 0;
-  std::optional<CpuIsa> isa;     // the int8 engine's cpu backend: its level
+  std::optional<CpuIsa> isa;        // the int8 engine's cpu backend: its level
   std::optional<FloatDType> dtype;  // the float engine: its precision
   std::string blas;                 // the float engine: OpenBLAS's description
   int64_t packed_weight_bytes = 0;  // the cpu backend's re-laid-out or the float engine's weights
@@ -238,17 +238,15 @@ struct BenchRun {
   double load_s = 0;
   int64_t weight_bytes = 0;  // per decoded token
   ReadBandwidthSample bw_huge, bw_small, bw_late;
-  double best_probe_gbps = 0;   // the best pass of every probe: the roofline's bandwidth
-  double paired_fraction = 0;   // median over b1 runs of tokens/s / roofline at that moment
+  double best_probe_gbps = 0;  // the best pass of every probe: the roofline's bandwidth
+  double paired_fraction = 0;  // median over b1 runs of tokens/s / roofline at that moment
   double b1_tokens_per_s = 0;
   std::vector<PrefillResult> prefill;
   std::vector<DecodeResult> decode;
   int64_t peak_rss = 0;
   bool peak_reset = false;
 
-  double Roofline() const {
-    return best_probe_gbps * 1e9 / static_cast<double>(weight_bytes);
-  }
+  double Roofline() const { return best_probe_gbps * 1e9 / static_cast<double>(weight_bytes); }
 };
 
 // Called as results arrive, for output while a long bench is still running.
@@ -396,7 +394,8 @@ BenchRun Measure(const BenchOptions& o, const BenchPlan& plan, const BenchProgre
     if (!paired.empty()) run.paired_fraction = Median(paired);
     run.decode.push_back({batch, Median(runs), *std::min_element(runs.begin(), runs.end())});
     if (batch == 1) {
-      run.b1_tokens_per_s = static_cast<double>(batch * o.decode_steps) / run.decode.back().median_s;
+      run.b1_tokens_per_s =
+          static_cast<double>(batch * o.decode_steps) / run.decode.back().median_s;
     }
     if (progress.decoded) progress.decoded(run, run.decode.back());
   }
@@ -456,12 +455,10 @@ nlohmann::json BenchReport(const BenchOptions& o, const BenchRun& run) {
   }
   for (const DecodeResult& d : run.decode) {
     const double tps = DecodeTokensPerS(o, d, d.median_s);
-    nlohmann::json row = {{"batch", d.batch},
-                          {"context", o.context},
-                          {"steps", o.decode_steps},
-                          {"seconds_median", d.median_s},
-                          {"tokens_per_s", tps},
-                          {"tokens_per_s_best", DecodeTokensPerS(o, d, d.best_s)}};
+    nlohmann::json row = {
+        {"batch", d.batch},        {"context", o.context},
+        {"steps", o.decode_steps}, {"seconds_median", d.median_s},
+        {"tokens_per_s", tps},     {"tokens_per_s_best", DecodeTokensPerS(o, d, d.best_s)}};
     if (d.batch > 1 && run.b1_tokens_per_s > 0) row["vs_batch1"] = tps / run.b1_tokens_per_s;
     doc["decode"].push_back(row);
   }
@@ -564,9 +561,9 @@ void SetupBenchCommand(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str()
       ->check(CLI::IsMember({"int8", "float"}));
   cmd->add_option("--dtype", opt->dtype, "float engine precision: fp32 (default) | bf16");
-  cmd->add_option("--backend", opt->backend, "cpu | reference (int8 engine)")->capture_default_str();
-  cmd->add_option("--threads", opt->threads, "threads (0: every CPU)")
-      ->check(CLI::Range(0, 1024));
+  cmd->add_option("--backend", opt->backend, "cpu | reference (int8 engine)")
+      ->capture_default_str();
+  cmd->add_option("--threads", opt->threads, "threads (0: every CPU)")->check(CLI::Range(0, 1024));
   cmd->add_option("--isa", opt->isa,
                   "cpu backend ISA level: scalar | neon | neondot | avx2 | avx512vnni (default: "
                   "DETVERIFY_CPU_ISA or the best the CPU offers)");

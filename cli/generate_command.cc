@@ -46,7 +46,7 @@ struct GenerateOptions {
   uint64_t co_seed = 1234;
   std::string co_prompt_ids;  // "1,2;3,4"
   int64_t split = 0;
-  int64_t position = 0;  // our row's index in the batch
+  int64_t position = 0;     // our row's index in the batch
   std::string dump_logits;  // .npy of our row's logits, [max_new, vocab]
   bool json = false;
   bool full_chains = false;  // --json: every step's chains in full, not 16-digit prefixes
@@ -201,8 +201,8 @@ GenerateOutcome RunEngine(const GenerateOptions& o, const GenerateInputs& in, Np
   go.split = o.split;
   GenerateOutcome g;
   const size_t ours = in.ours;
-  const std::string layout = "batch " + std::to_string(in.rows.size()) + ", split " +
-                             std::to_string(o.split);
+  const std::string layout =
+      "batch " + std::to_string(in.rows.size()) + ", split " + std::to_string(o.split);
 #ifndef DV_CLI_ENGINE_ONLY
   if (in.model.checkpoint) {
     FloatEngineOptions fo;

@@ -28,8 +28,8 @@ std::string SelfExe() {
 void RunRun(const RunOptions& o, CommandContext& ctx) {
   if (o.validate) {
     const harness::Scenario s = harness::LoadScenario(o.scenario);
-    std::printf("%s: valid (scenario '%s', %zu configurations)\n", o.scenario.c_str(), s.name.c_str(),
-                s.configurations.size());
+    std::printf("%s: valid (scenario '%s', %zu configurations)\n", o.scenario.c_str(),
+                s.name.c_str(), s.configurations.size());
     ctx.exit_code = kExitOk;
     return;
   }
@@ -46,7 +46,8 @@ void RunRun(const RunOptions& o, CommandContext& ctx) {
 
 void SetupRunCommand(CLI::App& app, CommandContext& ctx) {
   auto opt = std::make_shared<RunOptions>();
-  CLI::App* cmd = app.add_subcommand("run", "run a scenario's configurations and record their hashes");
+  CLI::App* cmd =
+      app.add_subcommand("run", "run a scenario's configurations and record their hashes");
   cmd->add_option("scenario", opt->scenario, "scenario YAML file")->required();
   cmd->add_option("--config", opt->configs, "run only this configuration (repeatable)");
   cmd->add_option("--db", opt->db, "result database")->capture_default_str();

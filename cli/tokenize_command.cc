@@ -2,9 +2,9 @@
 // for bulk work (one JSON string per input line -> one JSON array of ids per output line). The
 // tokenizer is Qwen3's, an artifact's tokenizer.json, or the one a GGUF model carries (--gguf).
 #include <fstream>
-#include <optional>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "base/file_io.h"
 #include "cli/command.h"
@@ -45,15 +45,17 @@ void RunTokenize(const TokenizeOptions& o, CommandContext& ctx) {
     model = gguf::GgufFile::Open(o.gguf);
     model_tokenizer = gguf::LoadGgufTokenizer(*model);
   }
-  const tok::Tokenizer tk = model_tokenizer
-                                ? model_tokenizer->tokenizer
-                                : tok::Tokenizer::FromFile(TokenizerPathFor(o.tokenizer, o.artifact));
+  const tok::Tokenizer tk =
+      model_tokenizer ? model_tokenizer->tokenizer
+                      : tok::Tokenizer::FromFile(TokenizerPathFor(o.tokenizer, o.artifact));
 
   if (!o.ids.empty()) {
     const std::vector<int32_t> ids = ParseIds(o.ids, "--ids");
     const std::string text = tk.Decode(ids);
     if (o.json) {
-      std::cout << nlohmann::json({{"ids", ids}, {"text", text}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+      std::cout << nlohmann::json({{"ids", ids}, {"text", text}})
+                       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                << "\n";
     } else {
       std::cout << text << "\n";
     }
@@ -73,7 +75,8 @@ void RunTokenize(const TokenizeOptions& o, CommandContext& ctx) {
       } catch (const nlohmann::json::exception&) {
         throw UsageError(o.jsonl + ":" + std::to_string(n) + ": not a JSON string");
       }
-      if (!s.is_string()) throw UsageError(o.jsonl + ":" + std::to_string(n) + ": not a JSON string");
+      if (!s.is_string())
+        throw UsageError(o.jsonl + ":" + std::to_string(n) + ": not a JSON string");
       std::cout << nlohmann::json(tk.Encode(s.get<std::string>())).dump() << "\n";
     }
     ctx.exit_code = kExitOk;
@@ -113,12 +116,15 @@ void SetupTokenizeCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--text", opt->text, "text to encode");
   cmd->add_option("--file", opt->file, "file whose contents to encode");
   cmd->add_option("--ids", opt->ids, "comma-separated ids to decode");
-  cmd->add_option("--jsonl", opt->jsonl, "file of JSON strings, one per line: print one id array per line");
+  cmd->add_option("--jsonl", opt->jsonl,
+                  "file of JSON strings, one per line: print one id array per line");
   cmd->add_flag("--chat", opt->chat,
                 "wrap the text as a user turn of the chat template (the GGUF's, else Qwen3's)");
   cmd->add_flag("--json", opt->json, "print JSON (ids and token spellings)");
-  cmd->add_option("--tokenizer", opt->tokenizer, "tokenizer.json to use (default: the artifact's, else Qwen3's)");
-  cmd->add_option("--artifact", opt->artifact, "use this artifact's tokenizer.json when it has one");
+  cmd->add_option("--tokenizer", opt->tokenizer,
+                  "tokenizer.json to use (default: the artifact's, else Qwen3's)");
+  cmd->add_option("--artifact", opt->artifact,
+                  "use this artifact's tokenizer.json when it has one");
   cmd->add_option("--gguf", opt->gguf, "use the tokenizer and chat template of this GGUF model");
   cmd->callback([opt, &ctx]() { RunTokenize(*opt, ctx); });
 }

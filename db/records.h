@@ -65,7 +65,7 @@ struct RunRecord {
   ScenarioRecord scenario;
   MachineRecord machine;
   ArtifactRecord artifact;
-  std::string configuration;       // the configuration's name, e.g. "int8-cpu-b1"
+  std::string configuration;  // the configuration's name, e.g. "int8-cpu-b1"
   EngineKind engine = EngineKind::kInt8;
   BackendKind backend = BackendKind::kReference;
   RunStatus status = RunStatus::kOk;

@@ -43,7 +43,8 @@ constexpr const char* kRunSelect =
 
 // An engine, backend or status column: one of base/run_kinds.h's spellings, or the row is refused.
 template <typename E>
-E ReadKind(const SqliteHandle& handle, const Statement& row, int column, const std::string& run_id) {
+E ReadKind(const SqliteHandle& handle, const Statement& row, int column,
+           const std::string& run_id) {
   const std::string text = row.ColumnText(column);
   const std::optional<E> value = ParseKind<E>(text);
   if (!value) {

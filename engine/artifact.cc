@@ -44,8 +44,8 @@ class ConfigReader {
   int64_t Shift(const nlohmann::json& obj, const std::string& key, const std::string& where) const {
     const int64_t k = Int(obj, key, where);
     if (k < -kMaxArtifactShift || k > kMaxArtifactShift) {
-      Fail(path_, "key " + where + key + " = " + std::to_string(k) + " is outside the shift range [" +
-                      std::to_string(-kMaxArtifactShift) + ", " +
+      Fail(path_, "key " + where + key + " = " + std::to_string(k) +
+                      " is outside the shift range [" + std::to_string(-kMaxArtifactShift) + ", " +
                       std::to_string(kMaxArtifactShift) + "]");
     }
     return k;
@@ -72,8 +72,8 @@ struct ArtifactConfig {
 ArtifactConfig ReadArtifactConfig(const std::string& config_path) {
   std::string config_text, read_error;
   if (!ReadFileBounded(config_path, kMaxConfigBytes, config_text, read_error)) {
-    Fail(config_path, read_error == "no such file" ? "cannot open (is this an artifact folder?)"
-                                                   : read_error);
+    Fail(config_path,
+         read_error == "no such file" ? "cannot open (is this an artifact folder?)" : read_error);
   }
   ArtifactConfig out;
   out.sha256 = Sha256Hex(config_text);
@@ -94,17 +94,17 @@ ArtifactConfig ReadArtifactConfig(const std::string& config_path) {
   c.head_dim = r.Int("head_dim");
   c.intermediate = r.Int("intermediate");
   c.vocab = r.Int("vocab");
-  for (int64_t dim : {c.n_layers, c.hidden, c.n_q_heads, c.n_kv_heads, c.head_dim,
-                      c.intermediate, c.vocab}) {
+  for (int64_t dim :
+       {c.n_layers, c.hidden, c.n_q_heads, c.n_kv_heads, c.head_dim, c.intermediate, c.vocab}) {
     if (dim <= 0 || dim > kMaxArtifactDim) {
-      Fail(config_path, "a model dimension is out of range (1 to " +
-                            std::to_string(kMaxArtifactDim) + ")");
+      Fail(config_path,
+           "a model dimension is out of range (1 to " + std::to_string(kMaxArtifactDim) + ")");
     }
   }
   if (!cfg.contains("layers") || !cfg["layers"].is_array() ||
       static_cast<int64_t>(cfg["layers"].size()) != c.n_layers) {
-    Fail(config_path, "'layers' must be a list of n_layers = " + std::to_string(c.n_layers) +
-                          " entries");
+    Fail(config_path,
+         "'layers' must be a list of n_layers = " + std::to_string(c.n_layers) + " entries");
   }
   out.head_k = r.Shift(cfg.value("head", nlohmann::json::object()), "k", "head.");
   for (int64_t i = 0; i < c.n_layers; ++i) {

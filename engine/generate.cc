@@ -43,8 +43,7 @@ size_t PromptChunk(size_t prompt_size, size_t fed, int64_t split) {
 
 std::vector<RowResult> GenerateGreedy(IntQwen3& model,
                                       const std::vector<std::vector<int32_t>>& prompts,
-                                      const GenerationOptions& options,
-                                      const StepCallback& on_step,
+                                      const GenerationOptions& options, const StepCallback& on_step,
                                       const LogitsCallback& on_logits) {
   const ModelConfig& c = model.config();
   if (options.max_new < 1) throw GenerationError("max_new must be at least 1");
@@ -63,7 +62,7 @@ std::vector<RowResult> GenerateGreedy(IntQwen3& model,
     const int64_t capacity = static_cast<int64_t>(prompts[r].size()) + options.max_new - 1;
     if (capacity > c.max_pos) {
       throw GenerationError("prompt + max_new exceeds the model's max_pos (" +
-                                  std::to_string(c.max_pos) + ")");
+                            std::to_string(c.max_pos) + ")");
     }
     if (capacity > kMaxRowSlots) {
       throw GenerationError(

@@ -18,8 +18,8 @@
 namespace dv {
 
 struct GenerationOptions {
-  int64_t max_new = 1;  // steps per row (logits rows hashed), >= 1
-  int64_t split = 0;    // 0: whole prompt in one call; P > 0: P tokens, then one per call
+  int64_t max_new = 1;       // steps per row (logits rows hashed), >= 1
+  int64_t split = 0;         // 0: whole prompt in one call; P > 0: P tokens, then one per call
   bool keep_logits = false;  // keep every step's logits in the result (tests, traces)
 };
 

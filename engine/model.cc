@@ -476,8 +476,8 @@ void IntQwen3::Attention(int64_t layer, const std::string& pre, TraceRecorder& t
         tr_smraw.Set(th0 + i, sm_raw);
         tr_skraw.Set(th0 + i, sk_raw);
       }
-      ops_.AttendGroup(group, ws.q8.data() + t * qd + h0 * d, kv, n_slots, s.scales.data(),
-                       stride, s.scores.data(), s.exps.data(), s.probs.data(),
+      ops_.AttendGroup(group, ws.q8.data() + t * qd + h0 * d, kv, n_slots, s.scales.data(), stride,
+                       s.scores.data(), s.exps.data(), s.probs.data(),
                        ws.ctx.data() + t * qd + h0 * d, s.tpos.data());
       if (!tr.on()) continue;
       for (int64_t i = 0; i < group; ++i) {

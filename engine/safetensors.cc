@@ -22,9 +22,9 @@ struct DTypeInfo {
 };
 
 constexpr DTypeInfo kDTypes[] = {
-    {"I8", DType::kI8, 1},     {"I16", DType::kI16, 2},   {"I32", DType::kI32, 4},
-    {"I64", DType::kI64, 8},   {"U8", DType::kU8, 1},     {"F16", DType::kF16, 2},
-    {"BF16", DType::kBF16, 2}, {"F32", DType::kF32, 4},   {"F64", DType::kF64, 8},
+    {"I8", DType::kI8, 1},     {"I16", DType::kI16, 2}, {"I32", DType::kI32, 4},
+    {"I64", DType::kI64, 8},   {"U8", DType::kU8, 1},   {"F16", DType::kF16, 2},
+    {"BF16", DType::kBF16, 2}, {"F32", DType::kF32, 4}, {"F64", DType::kF64, 8},
     {"BOOL", DType::kBool, 1},
 };
 
@@ -121,7 +121,8 @@ std::vector<int64_t> DecodeIntTensor(const TensorView& t) {
   const int64_t size = DTypeSize(t.dtype);
   const int64_t n = t.numel();
   std::vector<int64_t> out(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = ReadLeInt(t.bytes.data() + i * size, size);
+  for (int64_t i = 0; i < n; ++i)
+    out[static_cast<size_t>(i)] = ReadLeInt(t.bytes.data() + i * size, size);
   return out;
 }
 

@@ -66,7 +66,7 @@ std::map<std::string, TensorView> ParseSafetensors(std::span<const uint8_t> file
                                                    const std::string& path);
 
 // Little-endian element decoding (host-independent).
-int64_t ReadLeInt(const uint8_t* p, int64_t size_bytes);  // sign-extends I16/I32/I64
+int64_t ReadLeInt(const uint8_t* p, int64_t size_bytes);    // sign-extends I16/I32/I64
 std::vector<int64_t> DecodeIntTensor(const TensorView& t);  // any integer dtype, widened
 
 // A tensor to write: bytes already little-endian.

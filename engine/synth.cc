@@ -2,10 +2,10 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
-#include <algorithm>
 #include <stdexcept>
 
 #include "engine/dyadic.h"
@@ -134,12 +134,12 @@ const std::vector<SynthPreset>& Presets() {
 }
 
 // Scale constants of the synthetic model (real value = data * m / 2^k):
-constexpr int64_t kEmbedShift = 22;          // embedding entries ~ +-0.9 (std)
-constexpr int64_t kGammaShift = 13;          // QK-Norm gamma ~ 1 in 14-bit signed mantissas
-constexpr int64_t kSmoothShift = 13;         // smoothing factors ~ 1 (mantissas ~ 2^13)
-constexpr int64_t kQkSmoothShift = 8;        // QK smoothing c ~ 1 (mantissas ~ 2^8)
-constexpr int64_t kDownSmoothShift = 10;     // down-input smoothing ~ 1 (mantissas ~ 2^10)
-constexpr int64_t kCacheScaleNum = 33030;    // static K/V cache scale 4/127 = 33030 / 2^20
+constexpr int64_t kEmbedShift = 22;        // embedding entries ~ +-0.9 (std)
+constexpr int64_t kGammaShift = 13;        // QK-Norm gamma ~ 1 in 14-bit signed mantissas
+constexpr int64_t kSmoothShift = 13;       // smoothing factors ~ 1 (mantissas ~ 2^13)
+constexpr int64_t kQkSmoothShift = 8;      // QK smoothing c ~ 1 (mantissas ~ 2^8)
+constexpr int64_t kDownSmoothShift = 10;   // down-input smoothing ~ 1 (mantissas ~ 2^10)
+constexpr int64_t kCacheScaleNum = 33030;  // static K/V cache scale 4/127 = 33030 / 2^20
 constexpr int64_t kCacheScaleShift = 20;
 
 // Weight shift keeping y = x W variance-preserving: std(W) ~ 1/sqrt(in) with uniform int8
@@ -324,8 +324,8 @@ void WriteSynthArtifact(const SynthPreset& preset, uint64_t seed, const std::str
   }
   const SynthArtifact a = MakeSynthArtifact(preset, seed);
   WriteSafetensors(dir + "/model.safetensors", a.tensors);
-  WriteFileAtomic(dir + "/config.json", {reinterpret_cast<const uint8_t*>(a.config_json.data()),
-                                         a.config_json.size()});
+  WriteFileAtomic(dir + "/config.json",
+                  {reinterpret_cast<const uint8_t*>(a.config_json.data()), a.config_json.size()});
 }
 
 }  // namespace dv

@@ -61,7 +61,8 @@ void TraceRecorder::RecordInputs(const ModelWeights& w, const int32_t* ids, cons
   const int64_t slots = pos[tokens - 1] + 1;
   std::vector<int64_t> mask(static_cast<size_t>(tokens * slots));
   for (int64_t t = 0; t < tokens; ++t) {
-    for (int64_t s = 0; s < slots; ++s) mask[static_cast<size_t>(t * slots + s)] = s <= pos[t] ? 1 : 0;
+    for (int64_t s = 0; s < slots; ++s)
+      mask[static_cast<size_t>(t * slots + s)] = s <= pos[t] ? 1 : 0;
   }
   Record("", "ids", {tokens}, ids);
   Record("", "positions", {tokens}, pos);

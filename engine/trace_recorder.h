@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <memory>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -56,7 +56,8 @@ class TraceRecorder {
   std::string Prefix(int64_t layer, const char* block) const;
 
   // A zero-filled tensor of `dims` named prefix + name, to be filled by the loops.
-  TraceTensor Open(const std::string& prefix, const char* name, std::initializer_list<int64_t> dims);
+  TraceTensor Open(const std::string& prefix, const char* name,
+                   std::initializer_list<int64_t> dims);
 
   // A tensor that is whole now: product(dims) values read from `values` ({} dims: one value).
   template <typename T>
@@ -84,8 +85,8 @@ class TraceRecorder {
   void RecordInputs(const ModelWeights& w, const int32_t* ids, const int64_t* pos, int64_t tokens);
   // One query row's attn.scores (q8 . k8 for every slot of the call) and attn.exp (DiExp of
   // score - max over the visible slots, with DetLLM's dummy x = 0 at masked slots).
-  static void ScoresAndExps(const int8_t* q8, const KvHeadView& kv, int64_t visible,
-                            int64_t slots, int64_t tpos, int64_t* scores, int64_t* exps);
+  static void ScoresAndExps(const int8_t* q8, const KvHeadView& kv, int64_t visible, int64_t slots,
+                            int64_t tpos, int64_t* scores, int64_t* exps);
   // The sigmoid's DI-Exp values of one gate row: DiExp(-|g[i]|, tpos).
   static void SigmoidExps(const int32_t* g, int64_t n, int64_t tpos, int64_t* out);
 

@@ -15,9 +15,9 @@
 #include <cpuid.h>
 #endif
 
-#include "build_info.h"
 #include "base/canonical_json.h"
 #include "base/sha256.h"
+#include "build_info.h"
 #include "os/os_facts.h"
 
 #ifndef DV_YAML_CPP_VERSION

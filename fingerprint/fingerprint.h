@@ -14,9 +14,9 @@
 //                                avx_vnni; aarch64: asimd asimddp i8mm sve; others: {}
 //   logical_cores        int     online logical CPUs
 //   memory_bytes         int     /proc/meminfo MemTotal (macOS: hw.memsize)
-//   os, kernel           string  /etc/os-release PRETTY_NAME (macOS: "macOS <version>"); uname release
-//   compiler, cxx_flags, build_type   string  from the generated build_info.h
-//   libraries            object  sqlite, openssl, yaml_cpp, nlohmann_json: version strings
+//   os, kernel           string  /etc/os-release PRETTY_NAME (macOS: "macOS <version>"); uname
+//   release compiler, cxx_flags, build_type   string  from the generated build_info.h libraries
+//   object  sqlite, openssl, yaml_cpp, nlohmann_json: version strings
 //                                ("unknown" for sqlite and yaml_cpp in detverify-engine, the
 //                                engine-only binary, which links neither)
 //   tool_version, spec_version, git_commit   string

@@ -24,7 +24,8 @@ std::string BaseName(std::string p) {
 std::string SkipReason(const Configuration& c) {
   if (c.engine == EngineKind::kFloat) return "the float contrast engine is not part of this build";
   if (!BackendAvailable(c.backend)) {
-    if (c.backend == BackendKind::kCuda) return "this build has no cuda backend (none is written yet)";
+    if (c.backend == BackendKind::kCuda)
+      return "this build has no cuda backend (none is written yet)";
     return "backend " + std::string(KindName(c.backend)) + " is not available in this build";
   }
   if (!c.platform.empty()) return EmulationSkipReason(c.platform);
@@ -74,8 +75,8 @@ ResolvedModel ResolveModel(const Scenario& scenario) {
     m.fallback_used = true;
   }
   m.artifact = LoadSynthetic(scenario.model.fallback_preset, scenario.model.fallback_seed);
-  m.source = "synthetic:" + scenario.model.fallback_preset + " seed=" +
-             std::to_string(scenario.model.fallback_seed);
+  m.source = "synthetic:" + scenario.model.fallback_preset +
+             " seed=" + std::to_string(scenario.model.fallback_seed);
   m.synthetic = true;
   return m;
 }

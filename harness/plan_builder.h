@@ -18,7 +18,7 @@ namespace dv::harness {
 // The model a scenario runs on: its artifact when present, else its synthetic fallback.
 struct ResolvedModel {
   std::unique_ptr<Artifact> artifact;
-  std::string source;          // "artifact:<dir name>" or "synthetic:<preset> seed=<n>"
+  std::string source;  // "artifact:<dir name>" or "synthetic:<preset> seed=<n>"
   bool synthetic = false;
   bool fallback_used = false;  // the artifact was named but absent
   std::string artifact_path;   // the path that was looked for (may be empty)

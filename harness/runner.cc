@@ -94,10 +94,9 @@ void PrintHeader(const Scenario& scenario, const RunContext& ctx, std::FILE* inf
                fp.value("os", "?").c_str(), fp.value("compiler", "?").c_str(),
                fp.value("kernel", "?").c_str());
   if (ctx.model.synthetic) {
-    const std::string why = ctx.model.fallback_used
-                                ? "the artifact '" + scenario.model.artifact +
-                                      "' is absent, so this run uses"
-                                : "this scenario names no artifact and uses";
+    const std::string why = ctx.model.fallback_used ? "the artifact '" + scenario.model.artifact +
+                                                          "' is absent, so this run uses"
+                                                    : "this scenario names no artifact and uses";
     std::fprintf(info,
                  "\n  ************************************************************************\n"
                  "  *  SYNTHETIC MODEL: %s\n"
@@ -122,9 +121,9 @@ ChildOutcome RunPlanInChild(const plan::RunPlan& plan, const std::string& self_e
                             Progress& progress) {
   const std::string text = plan::CanonicalPlanText(plan);
   const std::string plan_sha256 = Sha256Hex(text);
-  const std::string base = (fs::temp_directory_path() /
-                            ("detverify-" + std::to_string(::getpid()) + "-" + plan.name))
-                               .string();
+  const std::string base =
+      (fs::temp_directory_path() / ("detverify-" + std::to_string(::getpid()) + "-" + plan.name))
+          .string();
   const std::string plan_path = base + ".plan.json", result_path = base + ".result.json";
   std::error_code ignored;
   fs::remove(result_path, ignored);
@@ -139,14 +138,13 @@ ChildOutcome RunPlanInChild(const plan::RunPlan& plan, const std::string& self_e
     env.emplace_back("DETVERIFY_EMULATED", "1");
   }
   argv.insert(argv.end(), {"run-plan", plan_path, "--result", result_path});
-  const os::ChildExit exit =
-      os::RunChildProcess(argv, env, std::chrono::seconds(plan.timeout_s), base + ".err",
-                      [&](const std::string& line) {
-                        long long done = 0, total = 0;
-                        if (std::sscanf(line.c_str(), "progress %lld %lld", &done, &total) == 2) {
-                          progress.Step(done, total);
-                        }
-                      });
+  const os::ChildExit exit = os::RunChildProcess(
+      argv, env, std::chrono::seconds(plan.timeout_s), base + ".err", [&](const std::string& line) {
+        long long done = 0, total = 0;
+        if (std::sscanf(line.c_str(), "progress %lld %lld", &done, &total) == 2) {
+          progress.Step(done, total);
+        }
+      });
   ChildOutcome out;
   switch (exit.how) {
     case os::ChildExit::How::kTimedOut:
@@ -165,8 +163,8 @@ ChildOutcome RunPlanInChild(const plan::RunPlan& plan, const std::string& self_e
         break;
       }
       try {
-        out.result = plan::ParseResult(ReadFileBounded(result_path, kMaxResultBytes), plan,
-                                       plan_sha256);
+        out.result =
+            plan::ParseResult(ReadFileBounded(result_path, kMaxResultBytes), plan, plan_sha256);
         out.status = RunStatus::kOk;
       } catch (const ExpectedError& e) {
         out.status = RunStatus::kError;
@@ -245,8 +243,9 @@ void PrintTable(const Scenario& scenario, const RunContext& ctx,
     any_expect |= ctx.model.artifact->sha256().rfind(e.artifact, 0) == 0;
   }
   if (!scenario.expect.empty() && !any_expect) {
-    std::printf("published hashes: none for this artifact (the scenario publishes them for %s...)\n",
-                scenario.expect.front().artifact.c_str());
+    std::printf(
+        "published hashes: none for this artifact (the scenario publishes them for %s...)\n",
+        scenario.expect.front().artifact.c_str());
   }
   std::printf("results recorded in %s\n", o.db_path.c_str());
 }
@@ -281,16 +280,17 @@ int RunScenario(const RunnerOptions& o) {
     progress.Start(i, selected.size(), c.name);
     const auto t0 = std::chrono::steady_clock::now();
     db::RunRecord run = RunConfiguration(scenario, c, ctx, o.self_exe, progress);
-    run.wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::steady_clock::now() - t0)
-                      .count();
+    run.wall_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+            .count();
     if (run.status != RunStatus::kOk && run.status != RunStatus::kSkipped) exit_code = kExitVerdict;
     store.RecordRun(run);
     const std::string status(KindName(run.status));
-    progress.Finish(run.status == RunStatus::kSkipped
-                        ? "skipped: " + run.status_detail
-                        : status + (run.status_detail.empty() ? "" : " (" + run.status_detail + ")"),
-                    run.n_steps, run.wall_ms);
+    progress.Finish(
+        run.status == RunStatus::kSkipped
+            ? "skipped: " + run.status_detail
+            : status + (run.status_detail.empty() ? "" : " (" + run.status_detail + ")"),
+        run.n_steps, run.wall_ms);
     records.push_back(std::move(run));
   }
   PrintTable(scenario, ctx, records, o);

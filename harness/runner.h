@@ -12,8 +12,8 @@ struct RunnerOptions {
   std::string scenario_path;
   std::vector<std::string> configs;  // empty: all
   std::string db_path = "results.db";
-  bool json = false;                 // print the table as JSON on stdout
-  std::string self_exe;              // the detverify binary to launch children with
+  bool json = false;     // print the table as JSON on stdout
+  std::string self_exe;  // the detverify binary to launch children with
 };
 
 // Exit code: 0 when every selected configuration ran (ok or skipped), 1 when one crashed, timed

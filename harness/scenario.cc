@@ -27,7 +27,8 @@ class Reader {
     if (!n.IsMap()) Fail(n, what + " must be a mapping");
   }
 
-  void OnlyKeys(const YAML::Node& n, const std::string& what, const std::set<std::string>& allowed) const {
+  void OnlyKeys(const YAML::Node& n, const std::string& what,
+                const std::set<std::string>& allowed) const {
     ExpectMap(n, what);
     for (const auto& kv : n) {
       const std::string key = kv.first.as<std::string>();
@@ -70,7 +71,8 @@ class Reader {
     Fail(n, what + " must be true or false, got '" + s + "'");
   }
 
-  std::string OneOf(const YAML::Node& n, const std::string& what, const std::set<std::string>& values) const {
+  std::string OneOf(const YAML::Node& n, const std::string& what,
+                    const std::set<std::string>& values) const {
     const std::string s = Str(n, what);
     if (!values.count(s)) {
       std::string list;
@@ -88,7 +90,8 @@ class Reader {
     return *ParseKind<E>(OneOf(n, what, names));
   }
 
-  std::pair<int64_t, int64_t> Range(const YAML::Node& n, const std::string& what, int64_t lo, int64_t hi) const {
+  std::pair<int64_t, int64_t> Range(const YAML::Node& n, const std::string& what, int64_t lo,
+                                    int64_t hi) const {
     if (!n.IsSequence() || n.size() != 2) Fail(n, what + " must be a list [min, max]");
     const int64_t a = Int(n[0], what + "[0]", lo, hi), b = Int(n[1], what + "[1]", lo, hi);
     if (a > b) Fail(n, what + ": min " + std::to_string(a) + " exceeds max " + std::to_string(b));
@@ -97,7 +100,8 @@ class Reader {
 
   std::string Hex(const YAML::Node& n, const std::string& what, size_t min_len) const {
     const std::string s = Str(n, what);
-    if (s.size() < min_len || s.size() > 64 || s.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    if (s.size() < min_len || s.size() > 64 ||
+        s.find_first_not_of("0123456789abcdef") != std::string::npos) {
       Fail(n, what + " must be " + std::to_string(min_len) + " to 64 lowercase hex digits");
     }
     return s;
@@ -116,14 +120,19 @@ void ParseModel(const Reader& r, const YAML::Node& n, ModelSpec& m) {
   if (n["fallback"]) {
     const std::string f = r.Str(n["fallback"], "model.fallback");
     const std::string prefix = "synthetic:";
-    if (f.rfind(prefix, 0) != 0) r.Fail(n["fallback"], "model.fallback must be synthetic:<preset>, got '" + f + "'");
+    if (f.rfind(prefix, 0) != 0)
+      r.Fail(n["fallback"], "model.fallback must be synthetic:<preset>, got '" + f + "'");
     m.fallback_preset = f.substr(prefix.size());
     if (m.fallback_preset != "qwen3-tiny" && m.fallback_preset != "qwen3-0.6b") {
-      r.Fail(n["fallback"], "unknown synthetic preset '" + m.fallback_preset + "' (known: qwen3-tiny, qwen3-0.6b)");
+      r.Fail(n["fallback"], "unknown synthetic preset '" + m.fallback_preset +
+                                "' (known: qwen3-tiny, qwen3-0.6b)");
     }
   }
-  if (n["fallback_seed"]) m.fallback_seed = static_cast<uint64_t>(r.Int(n["fallback_seed"], "model.fallback_seed", 0, INT64_MAX));
-  if (m.artifact.empty() && m.fallback_preset.empty()) r.Fail(n, "model needs an artifact, a fallback, or both");
+  if (n["fallback_seed"])
+    m.fallback_seed =
+        static_cast<uint64_t>(r.Int(n["fallback_seed"], "model.fallback_seed", 0, INT64_MAX));
+  if (m.artifact.empty() && m.fallback_preset.empty())
+    r.Fail(n, "model needs an artifact, a fallback, or both");
 }
 
 void ParsePrompt(const Reader& r, const YAML::Node& n, PromptSpec& p) {
@@ -131,8 +140,10 @@ void ParsePrompt(const Reader& r, const YAML::Node& n, PromptSpec& p) {
   int sources = 0;
   if (n["ids"]) {
     ++sources;
-    if (!n["ids"].IsSequence() || n["ids"].size() == 0) r.Fail(n["ids"], "prompt.ids must be a non-empty list of token ids");
-    for (const auto& id : n["ids"]) p.ids.push_back(static_cast<int32_t>(r.Int(id, "prompt.ids entry", 0, INT32_MAX)));
+    if (!n["ids"].IsSequence() || n["ids"].size() == 0)
+      r.Fail(n["ids"], "prompt.ids must be a non-empty list of token ids");
+    for (const auto& id : n["ids"])
+      p.ids.push_back(static_cast<int32_t>(r.Int(id, "prompt.ids entry", 0, INT32_MAX)));
   }
   if (n["text"]) {
     ++sources;
@@ -145,12 +156,15 @@ void ParsePrompt(const Reader& r, const YAML::Node& n, PromptSpec& p) {
   if (sources != 1) r.Fail(n, "prompt needs exactly one of ids, text, text_file");
   if (n["chat"]) p.chat = r.Bool(n["chat"], "prompt.chat");
   if (p.chat && !p.ids.empty()) r.Fail(n["chat"], "prompt.chat applies to text, not to ids");
-  if (n["first_tokens"]) p.first_tokens = r.Int(n["first_tokens"], "prompt.first_tokens", 1, kMaxSteps);
+  if (n["first_tokens"])
+    p.first_tokens = r.Int(n["first_tokens"], "prompt.first_tokens", 1, kMaxSteps);
   if (n["expect_ids"]) {
     if (!p.ids.empty()) r.Fail(n["expect_ids"], "prompt.expect_ids checks a text prompt, not ids");
-    if (!n["expect_ids"].IsSequence()) r.Fail(n["expect_ids"], "prompt.expect_ids must be a list of token ids");
+    if (!n["expect_ids"].IsSequence())
+      r.Fail(n["expect_ids"], "prompt.expect_ids must be a list of token ids");
     for (const auto& id : n["expect_ids"]) {
-      p.expect_ids.push_back(static_cast<int32_t>(r.Int(id, "prompt.expect_ids entry", 0, INT32_MAX)));
+      p.expect_ids.push_back(
+          static_cast<int32_t>(r.Int(id, "prompt.expect_ids entry", 0, INT32_MAX)));
     }
   }
 }
@@ -159,19 +173,24 @@ void ParseCoPrompts(const Reader& r, const YAML::Node& n, CoPromptSpec& c) {
   r.OnlyKeys(n, "co_prompts", {"seed", "count", "length", "vocab"});
   if (n["seed"]) c.seed = static_cast<uint64_t>(r.Int(n["seed"], "co_prompts.seed", 0, INT64_MAX));
   if (n["count"]) c.count = r.Int(n["count"], "co_prompts.count", 0, 4096);
-  if (n["length"]) std::tie(c.min_len, c.max_len) = r.Range(n["length"], "co_prompts.length", 1, kMaxSteps);
-  if (n["vocab"]) std::tie(c.min_id, c.max_id) = r.Range(n["vocab"], "co_prompts.vocab", 0, INT32_MAX);
+  if (n["length"])
+    std::tie(c.min_len, c.max_len) = r.Range(n["length"], "co_prompts.length", 1, kMaxSteps);
+  if (n["vocab"])
+    std::tie(c.min_id, c.max_id) = r.Range(n["vocab"], "co_prompts.vocab", 0, INT32_MAX);
 }
 
 Configuration ParseConfiguration(const Reader& r, const YAML::Node& n, size_t index) {
   const std::string what = "configurations[" + std::to_string(index) + "]";
-  r.OnlyKeys(n, what, {"name", "engine", "backend", "dtype", "batch", "split", "cuda_graphs", "timeout_s", "threads",
-                       "platform"});
+  r.OnlyKeys(n, what,
+             {"name", "engine", "backend", "dtype", "batch", "split", "cuda_graphs", "timeout_s",
+              "threads", "platform"});
   Configuration c;
   c.line = n.Mark().line + 1;
   if (!n["name"]) r.Fail(n, what + " needs a name");
   c.name = r.Str(n["name"], what + ".name");
-  if (c.name.empty() || c.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != std::string::npos) {
+  if (c.name.empty() || c.name.find_first_not_of(
+                            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
+                            std::string::npos) {
     r.Fail(n["name"], what + ".name must be letters, digits, '-', '_' or '.'");
   }
   if (n["engine"]) c.engine = r.Kind<EngineKind>(n["engine"], c.name + ".engine");
@@ -191,7 +210,8 @@ Configuration ParseConfiguration(const Reader& r, const YAML::Node& n, size_t in
     if (b["co_prompts"]) c.batch.co_prompts = r.Bool(b["co_prompts"], c.name + ".batch.co_prompts");
     if (b["position"]) c.batch.position = r.Int(b["position"], c.name + ".batch.position", 0, 4095);
     if (c.batch.position >= c.batch.size) {
-      r.Fail(b, c.name + ".batch.position " + std::to_string(c.batch.position) + " is outside a batch of " + std::to_string(c.batch.size));
+      r.Fail(b, c.name + ".batch.position " + std::to_string(c.batch.position) +
+                    " is outside a batch of " + std::to_string(c.batch.size));
     }
     if (c.batch.size > 1 && !c.batch.co_prompts) {
       r.Fail(b, c.name + ".batch.size > 1 needs co_prompts: true");
@@ -205,14 +225,16 @@ Configuration ParseConfiguration(const Reader& r, const YAML::Node& n, size_t in
   }
   if (n["cuda_graphs"]) {
     c.cuda_graphs = r.Bool(n["cuda_graphs"], c.name + ".cuda_graphs");
-    if (c.cuda_graphs && c.backend != BackendKind::kCuda) r.Fail(n["cuda_graphs"], c.name + ".cuda_graphs needs backend: cuda");
+    if (c.cuda_graphs && c.backend != BackendKind::kCuda)
+      r.Fail(n["cuda_graphs"], c.name + ".cuda_graphs needs backend: cuda");
   }
   if (n["timeout_s"]) c.timeout_s = r.Int(n["timeout_s"], c.name + ".timeout_s", 1, 7 * 24 * 3600);
   if (n["threads"]) c.threads = static_cast<int>(r.Int(n["threads"], c.name + ".threads", 0, 1024));
   if (n["platform"]) {
     c.platform = r.OneOf(n["platform"], c.name + ".platform", {"aarch64", "s390x"});
     if (c.engine != EngineKind::kInt8 || c.backend == BackendKind::kCuda) {
-      r.Fail(n["platform"], c.name + ".platform applies to engine: int8 with backend reference or cpu");
+      r.Fail(n["platform"],
+             c.name + ".platform applies to engine: int8 with backend reference or cpu");
     }
   }
   return c;
@@ -230,17 +252,21 @@ const Configuration* Scenario::Find(const std::string& config_name) const {
 Scenario LoadScenario(const std::string& path) {
   std::string text, why;
   if (!ReadFileBounded(path, kMaxScenarioBytes, text, why)) {
-    throw ScenarioError(path + ":1: cannot open the file" + (why == "no such file" ? "" : " (" + why + ")"));
+    throw ScenarioError(path + ":1: cannot open the file" +
+                        (why == "no such file" ? "" : " (" + why + ")"));
   }
   YAML::Node root;
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    throw ScenarioError(path + ":" + std::to_string(e.mark.line + 1) + ": malformed YAML: " + e.msg);
+    throw ScenarioError(path + ":" + std::to_string(e.mark.line + 1) +
+                        ": malformed YAML: " + e.msg);
   }
   const Reader r(path);
   if (!root.IsMap()) r.Fail(root, "the scenario must be a YAML mapping");
-  r.OnlyKeys(root, "the scenario", {"name", "model", "prompt", "generate", "co_prompts", "expect", "configurations", "timeout_s"});
+  r.OnlyKeys(root, "the scenario",
+             {"name", "model", "prompt", "generate", "co_prompts", "expect", "configurations",
+              "timeout_s"});
   Scenario s;
   s.path = path;
   try {
@@ -261,7 +287,8 @@ Scenario LoadScenario(const std::string& path) {
       for (const auto& e : root["expect"]) {
         r.OnlyKeys(e, "expect entry", {"artifact", "steps", "logits", "tokens"});
         verdict::ExpectedHashes x;
-        if (!e["artifact"] || !e["logits"] || !e["tokens"]) r.Fail(e, "expect entry needs artifact, logits and tokens");
+        if (!e["artifact"] || !e["logits"] || !e["tokens"])
+          r.Fail(e, "expect entry needs artifact, logits and tokens");
         x.artifact = r.Hex(e["artifact"], "expect.artifact", 12);
         x.logits = r.Hex(e["logits"], "expect.logits", 12);
         x.tokens = r.Hex(e["tokens"], "expect.tokens", 12);
@@ -270,12 +297,14 @@ Scenario LoadScenario(const std::string& path) {
       }
     }
     const YAML::Node configs = root["configurations"];
-    if (!configs.IsSequence() || configs.size() == 0) r.Fail(configs, "configurations must be a non-empty list");
+    if (!configs.IsSequence() || configs.size() == 0)
+      r.Fail(configs, "configurations must be a non-empty list");
     std::map<std::string, int> seen;
     for (size_t i = 0; i < configs.size(); ++i) {
       Configuration c = ParseConfiguration(r, configs[i], i);
       if (auto it = seen.find(c.name); it != seen.end()) {
-        r.Fail(configs[i]["name"], "duplicate configuration name '" + c.name + "' (first at line " + std::to_string(it->second) + ")");
+        r.Fail(configs[i]["name"], "duplicate configuration name '" + c.name + "' (first at line " +
+                                       std::to_string(it->second) + ")");
       }
       seen[c.name] = c.line;
       if (c.timeout_s == 0) c.timeout_s = s.timeout_s;
@@ -290,27 +319,41 @@ Scenario LoadScenario(const std::string& path) {
 std::string CanonicalScenarioText(const Scenario& s) {
   nlohmann::json j;
   j["name"] = s.name;
-  j["model"] = {{"artifact", s.model.artifact}, {"fallback", s.model.fallback_preset}, {"fallback_seed", s.model.fallback_seed}};
-  j["prompt"] = {{"ids", s.prompt.ids}, {"text", s.prompt.text}, {"text_file", s.prompt.text_file},
-                 {"chat", s.prompt.chat}, {"first_tokens", s.prompt.first_tokens},
+  j["model"] = {{"artifact", s.model.artifact},
+                {"fallback", s.model.fallback_preset},
+                {"fallback_seed", s.model.fallback_seed}};
+  j["prompt"] = {{"ids", s.prompt.ids},
+                 {"text", s.prompt.text},
+                 {"text_file", s.prompt.text_file},
+                 {"chat", s.prompt.chat},
+                 {"first_tokens", s.prompt.first_tokens},
                  {"expect_ids", s.prompt.expect_ids}};
   j["max_new"] = s.max_new;
-  j["co_prompts"] = {{"seed", s.co_prompts.seed}, {"count", s.co_prompts.count},
+  j["co_prompts"] = {{"seed", s.co_prompts.seed},
+                     {"count", s.co_prompts.count},
                      {"length", {s.co_prompts.min_len, s.co_prompts.max_len}},
                      {"vocab", {s.co_prompts.min_id, s.co_prompts.max_id}}};
   j["expect"] = nlohmann::json::array();
   for (const auto& e : s.expect) {
-    j["expect"].push_back({{"artifact", e.artifact}, {"steps", e.steps}, {"logits", e.logits}, {"tokens", e.tokens}});
+    j["expect"].push_back(
+        {{"artifact", e.artifact}, {"steps", e.steps}, {"logits", e.logits}, {"tokens", e.tokens}});
   }
   j["configurations"] = nlohmann::json::array();
   for (const auto& c : s.configurations) {
     // dtype is "" for int8 rows, as it always was: the text is the scenario's identity.
     const std::string dtype(c.engine == EngineKind::kFloat ? KindName(c.dtype) : "");
-    j["configurations"].push_back({{"name", c.name}, {"engine", KindName(c.engine)},
-                                   {"backend", KindName(c.backend)}, {"dtype", dtype},
-                                   {"batch", {{"size", c.batch.size}, {"co_prompts", c.batch.co_prompts}, {"position", c.batch.position}}},
-                                   {"split_prefill", c.split_prefill}, {"cuda_graphs", c.cuda_graphs},
-                                   {"timeout_s", c.timeout_s}, {"threads", c.threads}});
+    j["configurations"].push_back({{"name", c.name},
+                                   {"engine", KindName(c.engine)},
+                                   {"backend", KindName(c.backend)},
+                                   {"dtype", dtype},
+                                   {"batch",
+                                    {{"size", c.batch.size},
+                                     {"co_prompts", c.batch.co_prompts},
+                                     {"position", c.batch.position}}},
+                                   {"split_prefill", c.split_prefill},
+                                   {"cuda_graphs", c.cuda_graphs},
+                                   {"timeout_s", c.timeout_s},
+                                   {"threads", c.threads}});
     // Only when set, so that the identity of scenarios without emulated rows stays as it was.
     if (!c.platform.empty()) j["configurations"].back()["platform"] = c.platform;
   }

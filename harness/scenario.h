@@ -27,11 +27,11 @@ struct ModelSpec {
 };
 
 struct PromptSpec {
-  std::vector<int32_t> ids;  // given directly, or
-  std::string text;          // text to tokenize, or
-  std::string text_file;     // a file of text to tokenize (resolved path)
-  bool chat = false;         // wrap the text in the Qwen3 chat template
-  int64_t first_tokens = 0;  // keep only the first N tokens (0: all)
+  std::vector<int32_t> ids;         // given directly, or
+  std::string text;                 // text to tokenize, or
+  std::string text_file;            // a file of text to tokenize (resolved path)
+  bool chat = false;                // wrap the text in the Qwen3 chat template
+  int64_t first_tokens = 0;         // keep only the first N tokens (0: all)
   std::vector<int32_t> expect_ids;  // text prompts: the ids the tokenizer must produce (a check)
 };
 
@@ -47,10 +47,10 @@ struct Configuration {
   BackendKind backend = BackendKind::kReference;
   FloatDType dtype = FloatDType::kFp32;  // float rows (default fp32, fp16 on cuda)
   BatchSpec batch;
-  int64_t split_prefill = 0;          // 0: whole prompt at once
+  int64_t split_prefill = 0;  // 0: whole prompt at once
   bool cuda_graphs = false;
-  int64_t timeout_s = 0;              // 0: the scenario default
-  int threads = 0;                    // cpu backend threads, 0: all cores
+  int64_t timeout_s = 0;  // 0: the scenario default
+  int threads = 0;        // cpu backend threads, 0: all cores
   // "" runs on this machine; "aarch64" or "s390x" runs that architecture's detverify-engine
   // (DETVERIFY_CROSS_BIN_AARCH64 / _S390X) under qemu-user, an emulated row of its own.
   std::string platform;

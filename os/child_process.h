@@ -14,9 +14,9 @@ namespace dv::os {
 struct ChildExit {
   enum class How { kExited, kSignaled, kTimedOut };
   How how = How::kExited;
-  int exit_code = 0;          // kExited
-  int signal = 0;             // kSignaled
-  std::string stderr_last;    // the last non-empty stderr line, without a "detverify: " prefix
+  int exit_code = 0;        // kExited
+  int signal = 0;           // kSignaled
+  std::string stderr_last;  // the last non-empty stderr line, without a "detverify: " prefix
 };
 
 // Runs argv[0] with argv[1..] (stdin from /dev/null), the current environment plus `extra_env`,

@@ -28,12 +28,12 @@ struct Aarch64Features {
 };
 Aarch64Features ReadAarch64Features();
 
-int64_t OnlineCpuCount();      // online logical CPUs, 0 when unknown
-int UsableCpuCount();          // CPUs this process may run on (affinity), at least 1
-int64_t PhysicalMemoryBytes(); // 0 when unknown
-std::string OsName();          // "Debian GNU/Linux 12 (bookworm)", "macOS 14.2.1", or uname's sysname
-std::string KernelRelease();   // uname release, "" when unknown
-std::string MachineName();     // uname machine, "" when unknown
+int64_t OnlineCpuCount();       // online logical CPUs, 0 when unknown
+int UsableCpuCount();           // CPUs this process may run on (affinity), at least 1
+int64_t PhysicalMemoryBytes();  // 0 when unknown
+std::string OsName();  // "Debian GNU/Linux 12 (bookworm)", "macOS 14.2.1", or uname's sysname
+std::string KernelRelease();  // uname release, "" when unknown
+std::string MachineName();    // uname machine, "" when unknown
 
 // The absolute path of the running executable, "" when the OS will not say.
 std::string SelfExecutablePath();

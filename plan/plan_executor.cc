@@ -37,7 +37,8 @@ std::unique_ptr<Artifact> LoadPlanModel(const RunPlan& plan) {
       break;
     case ModelSource::kHfCheckpoint:
     case ModelSource::kGguf:
-      throw PlanError("run plan " + plan.name + ": a " + std::string(ModelSourceName(plan.model.source)) +
+      throw PlanError("run plan " + plan.name + ": a " +
+                      std::string(ModelSourceName(plan.model.source)) +
                       " model is read by the float engine, which is not part of this build");
   }
   if (artifact->sha256() != plan.model.sha256) {
@@ -63,7 +64,8 @@ PlanResult ExecutePlan(const RunPlan& plan, const std::string& plan_sha256,
   // The float engine (engine: float) plugs in here: a float plan's model is a Hugging Face
   // checkpoint or a GGUF file, its steps hash the float logits the same way.
   if (plan.engine != EngineKind::kInt8) {
-    throw PlanError("run plan " + plan.name + ": the float contrast engine is not part of this build");
+    throw PlanError("run plan " + plan.name +
+                    ": the float contrast engine is not part of this build");
   }
   const std::unique_ptr<Artifact> artifact = LoadPlanModel(plan);
   BackendOptions options;
@@ -78,13 +80,14 @@ PlanResult ExecutePlan(const RunPlan& plan, const std::string& plan_sha256,
   go.split = plan.split_prefill;
   const auto ours = static_cast<size_t>(plan.batch.position);
   const auto t0 = std::chrono::steady_clock::now();
-  const auto results = GenerateGreedy(model, rows, go, [&](size_t row, int64_t step, int64_t total) {
-    if (row == ours && progress) progress(step + 1, total);
-  });
+  const auto results =
+      GenerateGreedy(model, rows, go, [&](size_t row, int64_t step, int64_t total) {
+        if (row == ours && progress) progress(step + 1, total);
+      });
   PlanResult out;
-  out.generate_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        std::chrono::steady_clock::now() - t0)
-                        .count();
+  out.generate_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+          .count();
   out.plan_sha256 = plan_sha256;
   out.model_sha256 = artifact->sha256();
   out.isa = resolved.isa;
@@ -109,7 +112,8 @@ int RunPlanChild(const std::string& plan_path, const std::string& result_path) {
   const bool crash = fault.find(",crash:" + plan.name + ",") != std::string::npos;
   const bool hang = fault.find(",hang:" + plan.name + ",") != std::string::npos;
   const PlanResult result = ExecutePlan(plan, Sha256Hex(text), [&](int64_t done, int64_t total) {
-    std::printf("progress %lld %lld\n", static_cast<long long>(done), static_cast<long long>(total));
+    std::printf("progress %lld %lld\n", static_cast<long long>(done),
+                static_cast<long long>(total));
     std::fflush(stdout);
     if (done == 2 && crash) std::abort();
     if (done == 2 && hang) {

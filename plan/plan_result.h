@@ -30,12 +30,12 @@ struct StepHashes {
 };
 
 struct PlanResult {
-  std::string plan_sha256;   // SHA-256 of the plan text the child read
-  std::string model_sha256;  // the SHA-256 the child checked against the plan
-  std::string isa;           // the SIMD level the cpu backend ran at ("" elsewhere)
-  int64_t threads = 1;       // the backend's thread count
-  int64_t generate_ms = 0;   // generation only, without model loading
-  int64_t wrap_events = 0;   // SPEC §8 diagnostic count
+  std::string plan_sha256;     // SHA-256 of the plan text the child read
+  std::string model_sha256;    // the SHA-256 the child checked against the plan
+  std::string isa;             // the SIMD level the cpu backend ran at ("" elsewhere)
+  int64_t threads = 1;         // the backend's thread count
+  int64_t generate_ms = 0;     // generation only, without model loading
+  int64_t wrap_events = 0;     // SPEC §8 diagnostic count
   nlohmann::json fingerprint;  // the child's machine (fingerprint/fingerprint.h)
   std::vector<StepHashes> steps;
 };

@@ -168,9 +168,9 @@ RunPlan ParsePlan(std::string_view text, const std::string& source) {
       top.Fail("platform '" + p.platform + "' is not aarch64 or s390x");
     }
   }
-  const Fields model(top.Get("model"), "model", source,
-                     {"source", "path", "preset", "seed", "sha256", "config_sha256", "label",
-                      "synthetic"});
+  const Fields model(
+      top.Get("model"), "model", source,
+      {"source", "path", "preset", "seed", "sha256", "config_sha256", "label", "synthetic"});
   const std::string model_source = model.Str("source");
   bool known_source = false;
   for (size_t i = 0; i < kModelSources.size(); ++i) {
@@ -188,9 +188,8 @@ RunPlan ParsePlan(std::string_view text, const std::string& source) {
   p.model.label = model.Str("label");
   p.model.synthetic = model.Bool("synthetic");
   if (p.model.source == ModelSource::kSynthetic ? p.model.preset.empty() : p.model.path.empty()) {
-    model.Fail("model names no " + std::string(p.model.source == ModelSource::kSynthetic
-                                                    ? "preset"
-                                                    : "path"));
+    model.Fail("model names no " +
+               std::string(p.model.source == ModelSource::kSynthetic ? "preset" : "path"));
   }
   const Fields prompt(top.Get("prompt"), "prompt", source, {"ids", "tokenizer_sha256"});
   p.prompt.ids = prompt.Ids(prompt.Get("ids"), "prompt.ids");

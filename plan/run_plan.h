@@ -53,14 +53,14 @@ struct PlanModel {
 };
 
 struct PlanPrompt {
-  std::vector<int32_t> ids;       // our row's token ids, tokenized by the parent
-  std::string tokenizer_sha256;   // SHA-256 of the tokenizer.json that produced them ("" for ids)
+  std::vector<int32_t> ids;      // our row's token ids, tokenized by the parent
+  std::string tokenizer_sha256;  // SHA-256 of the tokenizer.json that produced them ("" for ids)
 };
 
 struct PlanBatch {
   int64_t size = 1;
-  int64_t position = 0;                         // our row's index
-  bool co_prompts = false;                      // the other rows are the scenario's co-prompts
+  int64_t position = 0;                             // our row's index
+  bool co_prompts = false;                          // the other rows are the scenario's co-prompts
   std::vector<std::vector<int32_t>> co_prompt_ids;  // size - 1 rows, in batch order without ours
 };
 
@@ -81,8 +81,8 @@ struct RunPlan {
   PlanBatch batch;
   int64_t split_prefill = 0;  // 0: whole prompt at once
   int64_t max_new = 1;
-  int64_t timeout_s = 3600;      // the parent's limit for the child
-  std::string spec_version;      // the arithmetic the ids are hashed under (detllm-v1)
+  int64_t timeout_s = 3600;  // the parent's limit for the child
+  std::string spec_version;  // the arithmetic the ids are hashed under (detllm-v1)
 };
 
 std::string_view ModelSourceName(ModelSource source);  // "artifact", "synthetic", "hf", "gguf"

@@ -22,13 +22,13 @@ struct ScenarioResults {
   std::string label;  // the name; "name (id 1a2b3c4d)" when two scenarios in the DB share it
   std::vector<verdict::ExpectedHashes> published;  // the scenario's own `expect` list
   std::vector<db::RunRecord> runs;                 // in RunStore::Runs order, with steps
-  std::vector<std::string> row_names;  // per run, unique within the scenario (verdict::RowNames)
-  verdict::ScenarioVerdict verdict;    // JudgeScenario(runs, published): the one answer
-  verdict::RunTable table;             // the run table of that verdict
-  std::optional<size_t> baseline;      // the verdict's baseline run
-  std::vector<std::string> artifact_ids;   // the distinct artifacts of the runs, sorted
-  int64_t steps = 0;                       // the most steps of any run
-  size_t machine_count = 0;                // distinct machines among the runs
+  std::vector<std::string> row_names;     // per run, unique within the scenario (verdict::RowNames)
+  verdict::ScenarioVerdict verdict;       // JudgeScenario(runs, published): the one answer
+  verdict::RunTable table;                // the run table of that verdict
+  std::optional<size_t> baseline;         // the verdict's baseline run
+  std::vector<std::string> artifact_ids;  // the distinct artifacts of the runs, sorted
+  int64_t steps = 0;                      // the most steps of any run
+  size_t machine_count = 0;               // distinct machines among the runs
 
   // The comparison of run `run` with the baseline, or nullptr (the baseline itself, a run
   // without steps, no baseline).

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "verdict/expected_hashes.h"
 #include "reports/fleet_results.h"
+#include "verdict/expected_hashes.h"
 
 namespace dv::reports {
 

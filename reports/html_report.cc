@@ -119,24 +119,22 @@ void RenderScenario(const ScenarioResults& s, const ScenarioGate& gate, std::str
   for (size_t i = 0; i < t.rows.size(); ++i) {
     const verdict::TableRow& r = t.rows[i];
     const std::string status(KindName(r.status));
-    out += "<tr><td>" + E(r.device) + "</td><td>" + Hash(r.machine_id, 8) + "</td><td>" +
-           E(r.configuration) + "</td><td class=\"" + StatusClass(status) + "\">" + E(status) +
-           "</td><td>" + (r.engine == EngineKind::kInt8 ? Hash(r.logits_chain) : "") +
-           "</td><td>" + (r.engine == EngineKind::kFloat ? Hash(r.logits_chain) : "") +
-           "</td><td>" + Hash(r.token_chain) + "</td><td>" +
-           (r.published == verdict::HashMatch::kMatch
-                ? "<span class=\"mark-ok\">\u2714 matches</span>"
-            : r.published == verdict::HashMatch::kMismatch
-                ? "<span class=\"mark-bad\">\u2718 differs</span>"
-                : "") +
-           "</td></tr>";
+    out +=
+        "<tr><td>" + E(r.device) + "</td><td>" + Hash(r.machine_id, 8) + "</td><td>" +
+        E(r.configuration) + "</td><td class=\"" + StatusClass(status) + "\">" + E(status) +
+        "</td><td>" + (r.engine == EngineKind::kInt8 ? Hash(r.logits_chain) : "") + "</td><td>" +
+        (r.engine == EngineKind::kFloat ? Hash(r.logits_chain) : "") + "</td><td>" +
+        Hash(r.token_chain) + "</td><td>" +
+        (r.published == verdict::HashMatch::kMatch ? "<span class=\"mark-ok\">\u2714 matches</span>"
+         : r.published == verdict::HashMatch::kMismatch
+             ? "<span class=\"mark-bad\">\u2718 differs</span>"
+             : "") +
+        "</td></tr>";
   }
   const verdict::ScenarioVerdict& v = t.verdict;
-  const std::string int8_verdict =
-      verdict::Int8VerdictText(v) + (v.agree ? " \u2714" : " \u2718");
+  const std::string int8_verdict = verdict::Int8VerdictText(v) + (v.agree ? " \u2714" : " \u2718");
   out += "<tr class=\"verdict\"><td colspan=\"4\">verdict</td><td class=\"" +
-         std::string(v.agree ? "mark-ok" : "mark-bad") + "\">" +
-         E(int8_verdict) + "</td><td>" +
+         std::string(v.agree ? "mark-ok" : "mark-bad") + "\">" + E(int8_verdict) + "</td><td>" +
          (v.float_with_hashes == 0
               ? ""
               : E(Plural(v.float_unique_logits, "unique hash", "unique hashes"))) +
@@ -183,8 +181,8 @@ void RenderScenario(const ScenarioResults& s, const ScenarioGate& gate, std::str
     out += "<tr><td>" + E(r.configuration) + "</td><td>" + E(r.device) + "</td><td>" +
            Hash(r.machine_id, 8) + "</td><td>" + E(std::string(KindName(r.engine))) +
            "</td><td class=\"" + StatusClass(std::string(KindName(r.status))) + "\">" +
-           E(std::string(KindName(r.status))) + "</td><td>" + E(r.logits_text) +
-           "</td><td>" + E(tokens) + "</td></tr>";
+           E(std::string(KindName(r.status))) + "</td><td>" + E(r.logits_text) + "</td><td>" +
+           E(tokens) + "</td></tr>";
   }
   out += "</tbody></table></section>\n";
 }

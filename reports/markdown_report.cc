@@ -74,11 +74,9 @@ void RenderScenario(const ScenarioResults& s, const ScenarioGate& gate, std::str
            " |\n";
   }
   const verdict::ScenarioVerdict& v = t.verdict;
-  const std::string int8_verdict =
-      verdict::Int8VerdictText(v) + (v.agree ? " \u2705" : " \u274c");
+  const std::string int8_verdict = verdict::Int8VerdictText(v) + (v.agree ? " \u2705" : " \u274c");
   const std::string float_verdict =
-      v.float_with_hashes == 0 ? ""
-                               : Plural(v.float_unique_logits, "unique hash", "unique hashes");
+      v.float_with_hashes == 0 ? "" : Plural(v.float_unique_logits, "unique hash", "unique hashes");
   out += "| | | | | **" + int8_verdict + "** | " + float_verdict + " | | |\n\n";
 
   bool any_not_ok = false;
@@ -119,8 +117,8 @@ void RenderScenario(const ScenarioResults& s, const ScenarioGate& gate, std::str
       tokens = r.status_detail.empty() ? "\u2014" : r.status_detail;
     out += "| " + Cell(r.configuration) + " | " + Cell(r.device) + " | " +
            Code(ShortHash(r.machine_id, 8)) + " | " + std::string(KindName(r.engine)) + " | " +
-           Cell(std::string(KindName(r.status))) + " | " +
-           Cell(r.logits_text) + " | " + Cell(tokens) + " |\n";
+           Cell(std::string(KindName(r.status))) + " | " + Cell(r.logits_text) + " | " +
+           Cell(tokens) + " |\n";
   }
   out += "\n";
 }

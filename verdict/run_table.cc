@@ -75,8 +75,10 @@ std::string Int8VerdictText(const ScenarioVerdict& v) {
     // The hashes alone would pass: say what the verdict also counts.
     size_t no_hash = 0;
     for (const RowVerdict& r : v.rows) no_hash += r.outcome == RowOutcome::kNoHash;
-    if (no_hash > 0) text += ", " + Plural(static_cast<int64_t>(no_hash), "row", "rows") + " without a hash";
-    if (v.artifacts.size() > 1) text += ", " + Plural(static_cast<int64_t>(v.artifacts.size()), "artifact", "artifacts");
+    if (no_hash > 0)
+      text += ", " + Plural(static_cast<int64_t>(no_hash), "row", "rows") + " without a hash";
+    if (v.artifacts.size() > 1)
+      text += ", " + Plural(static_cast<int64_t>(v.artifacts.size()), "artifact", "artifacts");
   }
   return text;
 }
@@ -100,11 +102,13 @@ std::string RenderRunTableText(const RunTable& t, size_t hex) {
   for (const TableRow& r : t.rows) steps = std::max(steps, r.steps);
   const std::string at = " @" + std::to_string(steps);
   std::vector<std::vector<std::string>> cells;
-  cells.push_back({"device", "configuration", "status", "int8 hash" + at, "float hash" + at, "published"});
+  cells.push_back(
+      {"device", "configuration", "status", "int8 hash" + at, "float hash" + at, "published"});
   for (const TableRow& r : t.rows) {
     const std::string h = r.logits_chain.substr(0, hex);
     cells.push_back({r.device, r.configuration, std::string(KindName(r.status)),
-                     r.engine == EngineKind::kInt8 ? h : "", r.engine == EngineKind::kFloat ? h : "",
+                     r.engine == EngineKind::kInt8 ? h : "",
+                     r.engine == EngineKind::kFloat ? h : "",
                      r.published == HashMatch::kMatch      ? "\u2705"
                      : r.published == HashMatch::kMismatch ? "\u274c"
                                                            : ""});

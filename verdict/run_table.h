@@ -26,7 +26,7 @@ struct TableRow {
   RunStatus status = RunStatus::kOk;
   std::string status_detail;
   int64_t steps = 0;
-  std::string logits_chain, token_chain;  // full final digests ("" when none)
+  std::string logits_chain, token_chain;   // full final digests ("" when none)
   HashMatch published = HashMatch::kNone;  // against the scenario's published hashes
   RowOutcome outcome = RowOutcome::kAgrees;
 };

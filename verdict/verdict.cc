@@ -66,8 +66,8 @@ std::string DivergenceText(const ChainDivergence& d, const std::string& baseline
   std::string text = d.logits_step ? "logits chain leaves " + baseline + "'s at step " +
                                          std::to_string(*d.logits_step)
                                    : "logits chain equals " + baseline + "'s";
-  text += d.token_step ? "; tokens leave at step " + std::to_string(*d.token_step)
-                       : "; tokens agree";
+  text +=
+      d.token_step ? "; tokens leave at step " + std::to_string(*d.token_step) : "; tokens agree";
   return text;
 }
 
@@ -225,7 +225,8 @@ ScenarioVerdict JudgeScenario(const std::vector<db::RunRecord>& runs,
     const std::vector<const ExpectedHashes*> applicable = Applicable(*expectations, all_artifacts);
     if (applicable.empty() && v.int8_with_hashes > 0) {
       std::string list;
-      for (const std::string& a : all_artifacts) list += (list.empty() ? "" : ", ") + ShortHash(a, 16);
+      for (const std::string& a : all_artifacts)
+        list += (list.empty() ? "" : ", ") + ShortHash(a, 16);
       v.problems.push_back("--expect has no entry for this scenario and artifact " + list);
     }
     for (const ExpectedHashes* e : applicable) {

@@ -41,8 +41,8 @@ struct RowVerdict {
   std::optional<ChainDivergence> divergence;
   HashMatch published = HashMatch::kNone;  // the scenario's own published hashes
   HashMatch expected = HashMatch::kNone;   // the expectations given (the gate's --expect)
-  bool failed = false;   // this row fails the verdict (diverges, no hash, misses an expectation)
-  std::string message;   // one line: why it fails or why it is not judged; "" for a passing row
+  bool failed = false;  // this row fails the verdict (diverges, no hash, misses an expectation)
+  std::string message;  // one line: why it fails or why it is not judged; "" for a passing row
 };
 
 struct ScenarioVerdict {
@@ -54,14 +54,14 @@ struct ScenarioVerdict {
   std::string logits_chain, token_chain;  // the agreed final chains (when exactly one each)
   std::vector<std::string> artifacts;     // distinct artifacts of the int8 rows with hashes
   int64_t float_with_hashes = 0, float_unique_logits = 0;
-  int64_t steps = 0;                      // the most steps of any run
+  int64_t steps = 0;             // the most steps of any run
   bool published_known = false;  // some published entry names an artifact of these runs
   bool published_ok = true;      // no int8 row mismatches the published hashes
   bool expectations_given = false;
   std::vector<std::string> problems;  // failures of the scenario as a whole, one line each
   std::vector<std::string> notes;     // what is reported but does not fail
-  bool agree = false;   // the int8 rows agree (the rule above)
-  bool passed = false;  // agree, and every expectation given is met
+  bool agree = false;                 // the int8 rows agree (the rule above)
+  bool passed = false;                // agree, and every expectation given is met
 
   bool Disagrees() const { return int8_unique_logits > 1 || int8_unique_tokens > 1; }
   size_t failures() const;  // rows with failed set

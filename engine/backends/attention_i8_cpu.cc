@@ -25,7 +25,7 @@ const AttentionI8Kernel& AttentionI8KernelFor(CpuIsa isa) {
 #endif
   }
   throw BackendError("this build has no attention kernel for ISA level '" +
-                              std::string(CpuIsaName(isa)) + "'");
+                     std::string(CpuIsaName(isa)) + "'");
 }
 
 }  // namespace dv

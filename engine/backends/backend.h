@@ -24,8 +24,8 @@ namespace dv {
 class RangeFn {
  public:
   template <typename F>
-    requires(!std::is_same_v<std::remove_cvref_t<F>, RangeFn>)
-  RangeFn(F&& f)  // NOLINT(google-explicit-constructor): binds lambdas at call sites
+  requires(!std::is_same_v<std::remove_cvref_t<F>, RangeFn>)
+      RangeFn(F&& f)  // NOLINT(google-explicit-constructor): binds lambdas at call sites
       : obj_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
         call_(&Invoke<std::remove_reference_t<F>>) {}
   void operator()(int64_t begin, int64_t end, int thread) const { call_(obj_, begin, end, thread); }

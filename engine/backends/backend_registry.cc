@@ -50,7 +50,8 @@ ResolvedBackend ResolveBackend(BackendKind kind, const BackendOptions& options) 
   ResolvedBackend r;
   r.kind = kind;
   if (kind == BackendKind::kCpu) {
-    const CpuIsa isa = options.cpu_isa.empty() ? CpuIsaFromEnvironment() : ParseCpuIsa(options.cpu_isa);
+    const CpuIsa isa =
+        options.cpu_isa.empty() ? CpuIsaFromEnvironment() : ParseCpuIsa(options.cpu_isa);
     RequireCpuIsa(isa);
     r.isa = std::string(CpuIsaName(isa));
     r.threads = options.threads > 0 ? options.threads : CpuBackendDefaultThreads();

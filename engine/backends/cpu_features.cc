@@ -45,7 +45,7 @@ CpuIsa ParseCpuIsa(std::string_view name) {
     if (CpuIsaName(isa) == name) return isa;
   }
   throw BackendError("unknown cpu ISA level '" + std::string(name) +
-                              "' (known: " + NameList(AllCpuIsas()) + ")");
+                     "' (known: " + NameList(AllCpuIsas()) + ")");
 }
 
 bool CpuSupports(CpuIsa isa) {
@@ -97,8 +97,8 @@ CpuIsa BestCpuIsa() { return SupportedCpuIsas().back(); }
 void RequireCpuIsa(CpuIsa isa) {
   if (!CpuSupports(isa)) {
     throw BackendError("this CPU cannot run the cpu backend at ISA level '" +
-                                std::string(CpuIsaName(isa)) +
-                                "' (CPUID offers: " + NameList(SupportedCpuIsas()) + ")");
+                       std::string(CpuIsaName(isa)) +
+                       "' (CPUID offers: " + NameList(SupportedCpuIsas()) + ")");
   }
 }
 

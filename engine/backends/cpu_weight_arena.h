@@ -1,7 +1,7 @@
 // Memory for the cpu backend's packed weights: anonymous mappings aligned to 2 MiB and advised
-// MADV_HUGEPAGE where the OS has transparent huge pages (os/huge_pages.h), so that the weight stream of a decode step walks few TLB entries. Allocations
-// are handed out in request order, which is the order the model packs its weights and the order
-// a forward pass reads them.
+// MADV_HUGEPAGE where the OS has transparent huge pages (os/huge_pages.h), so that the weight
+// stream of a decode step walks few TLB entries. Allocations are handed out in request order, which
+// is the order the model packs its weights and the order a forward pass reads them.
 #pragma once
 
 #include <cstddef>

@@ -33,7 +33,7 @@ const MatmulI8Kernel& MatmulI8KernelFor(CpuIsa isa) {
 #endif
   }
   throw BackendError("this build has no int8 GEMM kernel for ISA level '" +
-                              std::string(CpuIsaName(isa)) + "'");
+                     std::string(CpuIsaName(isa)) + "'");
 }
 
 int64_t MatmulI8Panels(int64_t n, const MatmulI8Kernel& kernel) {

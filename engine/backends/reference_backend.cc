@@ -36,8 +36,7 @@ class ReferenceBackend final : public Backend {
 
 }  // namespace
 
-void MatmulI8Ref(const int8_t* a, int64_t m, int64_t k, const int8_t* w8t, int64_t n,
-                 int32_t* c) {
+void MatmulI8Ref(const int8_t* a, int64_t m, int64_t k, const int8_t* w8t, int64_t n, int32_t* c) {
   // c[i][j] = sum over kk of a[i][kk] * w8t[kk][j], exact in int32. Columns are taken in blocks
   // so the accumulators of a block stay in cache while every weight row of the block is read once
   // for all m activation rows (batched rows share the weight stream).
@@ -71,7 +70,7 @@ class HeapKvStorage final : public KvStorage {
     std::memset(data_, 0, n);
     size_ = bytes;
   }
-  ~HeapKvStorage() override { ::operator delete(data_, std::align_val_t{64}); }
+  ~HeapKvStorage() override { ::operator delete (data_, std::align_val_t{64}); }
 };
 
 }  // namespace

@@ -33,8 +33,9 @@ TEST(CheckDeathTest, ExtremesAndNoValues) {
   EXPECT_DEATH(DV_CHECK(false) << INT64_MIN, "check failed: false: -9223372036854775808");
   EXPECT_DEATH(DV_CHECK(2 < 1), "check failed: 2 < 1\n");
   const std::string text = "a std::string";
-  EXPECT_DEATH(DV_CHECK(text.empty()) << text << ' ' << 'x', "check failed: text.empty\\(\\): a "
-                                                             "std::string x");
+  EXPECT_DEATH(DV_CHECK(text.empty()) << text << ' ' << 'x',
+               "check failed: text.empty\\(\\): a "
+               "std::string x");
 }
 
 // The message is cut, not overflowed, when the values are long.

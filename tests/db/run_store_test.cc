@@ -196,7 +196,8 @@ TEST(DbRunStore, UnknownEngineBackendOrStatusIsRefusedOnRead) {
        std::vector<std::tuple<std::string, std::string, std::string>>{
            {"backend", "metal", "has backend 'metal', not one of reference, cpu, cuda"},
            {"engine", "int4", "has engine 'int4', not one of int8, float"},
-           {"status", "fine", "has status 'fine', not one of ok, crashed, timeout, killed, skipped, error"}}) {
+           {"status", "fine",
+            "has status 'fine', not one of ok, crashed, timeout, killed, skipped, error"}}) {
     const std::string original = testing::RawSql(path, "SELECT " + column + " FROM runs");
     testing::RawSql(path, "UPDATE runs SET " + column + " = '" + value + "'");
     const RunStore store = RunStore::OpenReadOnly(path);

@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <utility>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "base/file_io.h"
 #include "engine/artifact.h"
@@ -65,7 +65,8 @@ void WriteHostileArtifact(Edge edge, const std::string& dir) {
     if (t.dtype != DType::kI64) continue;
     const int64_t n = static_cast<int64_t>(t.bytes.size()) / 8;
     std::vector<int64_t> values(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) values[static_cast<size_t>(i)] = ReadLeInt(&t.bytes[static_cast<size_t>(8 * i)], 8);
+    for (int64_t i = 0; i < n; ++i)
+      values[static_cast<size_t>(i)] = ReadLeInt(&t.bytes[static_cast<size_t>(8 * i)], 8);
     bool changed = false;
     for (int64_t i = 0; i < n; ++i) {
       int64_t& v = values[static_cast<size_t>(i)];
@@ -146,8 +147,7 @@ TEST_P(HostileArtifact, EveryExecutionPathComputesTheSameWithoutUndefinedBehavio
 }
 
 INSTANTIATE_TEST_SUITE_P(Edges, HostileArtifact,
-                         ::testing::Values(Edge::kMaxShifts, Edge::kMinShifts,
-                                           Edge::kRangeEdges),
+                         ::testing::Values(Edge::kMaxShifts, Edge::kMinShifts, Edge::kRangeEdges),
                          [](const ::testing::TestParamInfo<Edge>& param) {
                            switch (param.param) {
                              case Edge::kMaxShifts:

@@ -26,7 +26,8 @@ TEST(IntegerRope, MatchesFloatTablesOfQwen3Shape) {
   int64_t mismatches = 0;
   for (int64_t pos = 0; pos < max_pos; ++pos) {
     for (int64_t j = 0; j < d; ++j) {
-      const double inv_freq = std::pow(1e6, -2.0 * static_cast<double>(j % (d / 2)) / static_cast<double>(d));
+      const double inv_freq =
+          std::pow(1e6, -2.0 * static_cast<double>(j % (d / 2)) / static_cast<double>(d));
       const double ang = static_cast<double>(pos) * inv_freq;
       const auto fc = static_cast<int64_t>(std::llround(std::cos(ang) * 16384.0));
       const auto fs = static_cast<int64_t>(std::llround(std::sin(ang) * 16384.0));
@@ -42,7 +43,8 @@ TEST(IntegerRope, MatchesFloatTablesOfQwen3Shape) {
 
 TEST(SynthArtifact, SameSeedSameBytesDifferentSeedDifferentBytes) {
   const auto& p = FindSynthPreset("qwen3-tiny");
-  const SynthArtifact a = MakeSynthArtifact(p, 3), b = MakeSynthArtifact(p, 3), c = MakeSynthArtifact(p, 4);
+  const SynthArtifact a = MakeSynthArtifact(p, 3), b = MakeSynthArtifact(p, 3),
+                      c = MakeSynthArtifact(p, 4);
   EXPECT_EQ(a.config_json, b.config_json);
   ASSERT_EQ(a.tensors.size(), b.tensors.size());
   for (const auto& [name, t] : a.tensors) EXPECT_EQ(t.bytes, b.tensors.at(name).bytes) << name;

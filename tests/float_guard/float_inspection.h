@@ -1,10 +1,10 @@
 // Float-leak inspection (DESIGN.md §3): finds floating-point code in compiled objects and in C++
 // sources. Used by test_float_guard on the integer core (dv_core) and on a planted canary.
 //
-// Object code: objdump's disassembly (x86 / x86-64 in AT&T syntax, and AArch64) is scanned for floating-point
-// arithmetic, conversion and comparison instructions, x87 instructions and calls into the math
-// library; nm's undefined symbols for math-library and soft-float routine functions and for
-// functions whose signature takes or returns a floating-point type.
+// Object code: objdump's disassembly (x86 / x86-64 in AT&T syntax, and AArch64) is scanned for
+// floating-point arithmetic, conversion and comparison instructions, x87 instructions and calls
+// into the math library; nm's undefined symbols for math-library and soft-float routine functions
+// and for functions whose signature takes or returns a floating-point type.
 //
 // What is not flagged, on purpose: plain moves, shuffles, blends and bitwise logic that happen to
 // use the float-domain encodings (movss/movsd, movaps/movups/movapd/movupd, movhps/movlps,

@@ -11,9 +11,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -25,7 +25,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Src() { return std::getenv("DETVERIFY_SOURCE_DIR") ? std::getenv("DETVERIFY_SOURCE_DIR") : "."; }
+std::string Src() {
+  return std::getenv("DETVERIFY_SOURCE_DIR") ? std::getenv("DETVERIFY_SOURCE_DIR") : ".";
+}
 
 struct Result {
   int code = -1;
@@ -76,8 +78,9 @@ pid_t Spawn(const std::vector<std::string>& args) {
 class E2E : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("dv_e2e_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("dv_e2e_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     db_ = (dir_ / "results.db").string();
@@ -95,7 +98,8 @@ class E2E : public ::testing::Test {
     for (const auto& s : store.Scenarios()) {
       for (const auto& run : store.Runs(s.id, db::StepLoading::kWithSteps)) {
         ASSERT_EQ(static_cast<int64_t>(run.steps.size()), run.n_steps) << run.configuration;
-        for (size_t i = 0; i < run.steps.size(); ++i) ASSERT_EQ(run.steps[i].step, static_cast<int64_t>(i));
+        for (size_t i = 0; i < run.steps.size(); ++i)
+          ASSERT_EQ(run.steps[i].step, static_cast<int64_t>(i));
         if (run.n_steps > 0) {
           EXPECT_EQ(run.final_logits_chain, run.steps.back().logits_chain);
         }
@@ -167,13 +171,15 @@ TEST_F(E2E, CrashedAndHungConfigurationsAreRecordedOthersComplete) {
   text << std::ifstream(Src() + "/scenarios/quick.yaml").rdbuf();
   const std::string scenario = (dir_ / "quick-short.yaml").string();
   std::ofstream(scenario) << text.str() << "timeout_s: 4\n";
-  const Result r = Detverify({"run", scenario, "--db", db_, "--config", "int8-ref-b1", "--config",
-                              "int8-ref-b4", "--config", "int8-ref-split", "--config", "int8-cuda-b1"},
-                             {"DETVERIFY_FAULT=crash:int8-ref-b4,hang:int8-ref-split"});
+  const Result r =
+      Detverify({"run", scenario, "--db", db_, "--config", "int8-ref-b1", "--config", "int8-ref-b4",
+                 "--config", "int8-ref-split", "--config", "int8-cuda-b1"},
+                {"DETVERIFY_FAULT=crash:int8-ref-b4,hang:int8-ref-split"});
   EXPECT_EQ(r.code, 1) << "the exit code says not everything ran";
   db::RunStore store = db::RunStore::OpenReadOnly(db_);
   std::map<std::string, std::string> status;
-  for (const auto& run : store.Runs(store.Scenarios()[0].id)) status[run.configuration] = std::string(KindName(run.status));
+  for (const auto& run : store.Runs(store.Scenarios()[0].id))
+    status[run.configuration] = std::string(KindName(run.status));
   EXPECT_EQ(status["int8-ref-b1"], "ok");
   EXPECT_EQ(status["int8-ref-b4"], "crashed");
   EXPECT_EQ(status["int8-ref-split"], "timeout");
@@ -202,7 +208,8 @@ TEST_F(E2E, TwoConcurrentRunsIntoOneDb) {
   EXPECT_TRUE(WIFEXITED(sb) && WEXITSTATUS(sb) == 0);
   db::RunStore store = db::RunStore::OpenReadOnly(db_);
   std::map<std::string, int> ok_runs;
-  for (const auto& run : store.Runs(store.Scenarios()[0].id)) ok_runs[run.configuration] += run.status == RunStatus::kOk;
+  for (const auto& run : store.Runs(store.Scenarios()[0].id))
+    ok_runs[run.configuration] += run.status == RunStatus::kOk;
   int executed = 0;
   for (const auto& [config, n] : ok_runs) {
     // Skipped rows may coincide; every executed configuration has a complete run from each.
@@ -217,10 +224,13 @@ TEST_F(E2E, TwoConcurrentRunsIntoOneDb) {
 
 TEST_F(E2E, BadInputGivesOneLineAndExitTwo) {
   const std::string bad = (dir_ / "bad.yaml").string();
-  std::ofstream(bad) << "name: x\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { max_new: 1 }\nconfigurations: [ { name: a, backend: gpu } ]\n";
+  std::ofstream(bad)
+      << "name: x\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { "
+         "max_new: 1 }\nconfigurations: [ { name: a, backend: gpu } ]\n";
   Result r = Detverify({"run", "--validate", bad});
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, "detverify: " + bad + ":5: a.backend must be one of cpu | cuda | reference, got 'gpu'\n");
+  EXPECT_EQ(r.err, "detverify: " + bad +
+                       ":5: a.backend must be one of cpu | cuda | reference, got 'gpu'\n");
 
   r = Detverify({"run", "--validate", quick_});
   EXPECT_EQ(r.code, 0) << r.err;
@@ -230,7 +240,8 @@ TEST_F(E2E, BadInputGivesOneLineAndExitTwo) {
   EXPECT_NE(r.err.find("unknown configuration 'nope'"), std::string::npos) << r.err;
 
   const std::string corrupt = (dir_ / "corrupt.db").string();
-  std::ofstream(corrupt) << "this is not a database, just text that is long enough to look like a header.....";
+  std::ofstream(corrupt)
+      << "this is not a database, just text that is long enough to look like a header.....";
   const auto before = fs::file_size(corrupt);
   r = Detverify({"run", quick_, "--db", corrupt});
   EXPECT_EQ(r.code, 2);
@@ -254,16 +265,19 @@ TEST(TokenizeCli, SonnetGivesTheDemoIdsWithTheBundledTokenizer) {
       "510,49,1384,28492,653,26025,279,75645,67443,315,3217,345,3036,7324,594,25064,51577,678,2238,"
       "2805,264,2400,280,49882,4107,2238,4017,279,7912,315,22274,64780,345,3036,3545,374,806,6623,"
       "90579,5103,76,4172,280,3036,";
-  const Result bundled = Detverify({"tokenize", "--file", sonnet},
-                                   {"DETVERIFY_TOKENIZER=" + Src() + "/tokenizer/data/qwen3-tokenizer.json.xz"});
+  const Result bundled =
+      Detverify({"tokenize", "--file", sonnet},
+                {"DETVERIFY_TOKENIZER=" + Src() + "/tokenizer/data/qwen3-tokenizer.json.xz"});
   ASSERT_EQ(bundled.code, 0) << bundled.err;
   EXPECT_EQ(bundled.out.rfind(expected_prefix, 0), 0u) << bundled.out;
 }
 
 TEST(TokenizeCli, JsonlKeepsOrderAndDecodeRoundTrips) {
-  const std::string in = (fs::temp_directory_path() / ("dv_tok_" + std::to_string(::getpid()) + ".jsonl")).string();
+  const std::string in =
+      (fs::temp_directory_path() / ("dv_tok_" + std::to_string(::getpid()) + ".jsonl")).string();
   std::ofstream(in) << "\"Hello <think> world\"\n\"\"\n\"\\u65e5\\u672c\\u8a9e\"\n";
-  const std::vector<std::string> env = {"DETVERIFY_TOKENIZER=" + Src() + "/tokenizer/data/qwen3-tokenizer.json.xz"};
+  const std::vector<std::string> env = {"DETVERIFY_TOKENIZER=" + Src() +
+                                        "/tokenizer/data/qwen3-tokenizer.json.xz"};
   const Result r = Detverify({"tokenize", "--jsonl", in}, env);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "[9707,220,151667,1879]\n[]\n[101059,102819]\n");

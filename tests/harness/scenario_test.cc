@@ -16,7 +16,8 @@ namespace fs = std::filesystem;
 
 std::string WriteTemp(const std::string& text) {
   static int n = 0;
-  const fs::path p = fs::temp_directory_path() / ("dv_scenario_" + std::to_string(::getpid()) + "_" + std::to_string(n++) + ".yaml");
+  const fs::path p = fs::temp_directory_path() / ("dv_scenario_" + std::to_string(::getpid()) +
+                                                  "_" + std::to_string(n++) + ".yaml");
   std::ofstream(p) << text;
   return p.string();
 }
@@ -40,47 +41,78 @@ const BadCase kBad[] = {
     {"malformed yaml", "name: t\nmodel: [unclosed\n", 3, "malformed YAML"},
     {"not a mapping", "- a\n- b\n", 1, "must be a YAML mapping"},
     {"unknown top key", "name: t\nmodle: {}\n", 2, "unknown key 'modle'"},
-    {"missing configurations", "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { max_new: 1 }\n", 1, "missing required key 'configurations'"},
+    {"missing configurations",
+     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { "
+     "max_new: 1 }\n",
+     1, "missing required key 'configurations'"},
     {"unknown config key",
-     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { max_new: 1 }\n"
+     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { "
+     "max_new: 1 }\n"
      "configurations:\n  - { name: a, backend: reference }\n  - { name: b, bakend: cpu }\n",
      7, "unknown key 'bakend'"},
     {"duplicate config",
-     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { max_new: 1 }\n"
+     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { "
+     "max_new: 1 }\n"
      "configurations:\n  - { name: a }\n  - { name: a }\n",
      7, "duplicate configuration name 'a' (first at line 6)"},
     {"bad backend",
-     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { max_new: 1 }\n"
+     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { "
+     "max_new: 1 }\n"
      "configurations:\n  - { name: a, backend: tpu }\n",
      6, "a.backend must be one of cpu | cuda | reference, got 'tpu'"},
-    {"negative max_new", "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { max_new: -3 }\nconfigurations: [ { name: a } ]\n", 4, "generate.max_new must be in [1,"},
-    {"non-integer id", "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1, x] }\ngenerate: { max_new: 1 }\nconfigurations: [ { name: a } ]\n", 3, "prompt.ids entry must be an integer, got 'x'"},
-    {"two prompt sources", "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1], text: hi }\ngenerate: { max_new: 1 }\nconfigurations: [ { name: a } ]\n", 3, "exactly one of ids, text, text_file"},
-    {"unknown preset", "name: t\nmodel: { fallback: synthetic:qwen3-70b }\nprompt: { ids: [1] }\ngenerate: { max_new: 1 }\nconfigurations: [ { name: a } ]\n", 2, "unknown synthetic preset 'qwen3-70b'"},
+    {"negative max_new",
+     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { "
+     "max_new: -3 }\nconfigurations: [ { name: a } ]\n",
+     4, "generate.max_new must be in [1,"},
+    {"non-integer id",
+     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1, x] }\ngenerate: { "
+     "max_new: 1 }\nconfigurations: [ { name: a } ]\n",
+     3, "prompt.ids entry must be an integer, got 'x'"},
+    {"two prompt sources",
+     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1], text: hi "
+     "}\ngenerate: { max_new: 1 }\nconfigurations: [ { name: a } ]\n",
+     3, "exactly one of ids, text, text_file"},
+    {"unknown preset",
+     "name: t\nmodel: { fallback: synthetic:qwen3-70b }\nprompt: { ids: [1] }\ngenerate: { "
+     "max_new: 1 }\nconfigurations: [ { name: a } ]\n",
+     2, "unknown synthetic preset 'qwen3-70b'"},
     {"batch position outside",
-     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { max_new: 1 }\n"
+     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { "
+     "max_new: 1 }\n"
      "configurations:\n  - name: a\n    batch: { size: 2, co_prompts: true, position: 2 }\n",
      7, "a.batch.position 2 is outside a batch of 2"},
     {"batch without co-prompts",
-     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { max_new: 1 }\n"
+     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { "
+     "max_new: 1 }\n"
      "configurations:\n  - { name: a, batch: { size: 4 } }\n",
      6, "a.batch.size > 1 needs co_prompts: true"},
     {"cuda graphs on cpu",
-     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { max_new: 1 }\n"
+     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { "
+     "max_new: 1 }\n"
      "configurations:\n  - { name: a, backend: cpu, cuda_graphs: true }\n",
      6, "a.cuda_graphs needs backend: cuda"},
     {"bad expect hex",
-     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { max_new: 1 }\n"
-     "expect:\n  - { artifact: XYZ, logits: 0123456789ab, tokens: 0123456789ab }\nconfigurations: [ { name: a } ]\n",
+     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { "
+     "max_new: 1 }\n"
+     "expect:\n  - { artifact: XYZ, logits: 0123456789ab, tokens: 0123456789ab }\nconfigurations: "
+     "[ { name: a } ]\n",
      6, "expect.artifact must be 12 to 64 lowercase hex digits"},
-    {"empty configurations", "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { max_new: 1 }\nconfigurations: []\n", 5, "configurations must be a non-empty list"},
-    {"model without source", "name: t\nmodel: {}\nprompt: { ids: [1] }\ngenerate: { max_new: 1 }\nconfigurations: [ { name: a } ]\n", 2, "model needs an artifact, a fallback, or both"},
+    {"empty configurations",
+     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { "
+     "max_new: 1 }\nconfigurations: []\n",
+     5, "configurations must be a non-empty list"},
+    {"model without source",
+     "name: t\nmodel: {}\nprompt: { ids: [1] }\ngenerate: { max_new: 1 }\nconfigurations: [ { "
+     "name: a } ]\n",
+     2, "model needs an artifact, a fallback, or both"},
     {"unknown platform",
-     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { max_new: 1 }\n"
+     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { "
+     "max_new: 1 }\n"
      "configurations:\n  - { name: a, platform: riscv64 }\n",
      6, "a.platform must be one of aarch64 | s390x, got 'riscv64'"},
     {"emulated cuda",
-     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { max_new: 1 }\n"
+     "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { "
+     "max_new: 1 }\n"
      "configurations:\n  - { name: a, backend: cuda, platform: aarch64 }\n",
      6, "a.platform applies to engine: int8 with backend reference or cpu"},
 };
@@ -114,8 +146,10 @@ TEST(ScenarioErrors, MissingFile) {
 TEST(Scenario, ParsesDefaultsAndCanonicalTextIgnoresFormatting) {
   const std::string a = WriteTemp(kGood);
   const std::string b = WriteTemp(
-      "name: t\nmodel:\n  fallback: synthetic:qwen3-tiny\nprompt:\n  ids:\n    - 1\n    - 2\n    - 3\n"
-      "generate:\n  max_new: 4   # comment\nconfigurations:\n  - name: a\n    engine: int8\n    backend: reference\n");
+      "name: t\nmodel:\n  fallback: synthetic:qwen3-tiny\nprompt:\n  ids:\n    - 1\n    - 2\n    - "
+      "3\n"
+      "generate:\n  max_new: 4   # comment\nconfigurations:\n  - name: a\n    engine: int8\n    "
+      "backend: reference\n");
   const Scenario sa = LoadScenario(a), sb = LoadScenario(b);
   EXPECT_EQ(sa.configurations[0].timeout_s, 3600);
   EXPECT_EQ(sa.configurations[0].batch.size, 1);
@@ -128,7 +162,8 @@ TEST(Scenario, ParsesDefaultsAndCanonicalTextIgnoresFormatting) {
 // (their identity in result DBs) unchanged.
 TEST(Scenario, PlatformKeyAndCanonicalText) {
   const std::string plain = WriteTemp(kGood);
-  const std::string emulated = WriteTemp(std::string(kGood) + "  - { name: b, backend: cpu, platform: s390x }\n");
+  const std::string emulated =
+      WriteTemp(std::string(kGood) + "  - { name: b, backend: cpu, platform: s390x }\n");
   const Scenario sp = LoadScenario(plain), se = LoadScenario(emulated);
   EXPECT_EQ(sp.configurations[0].platform, "");
   EXPECT_EQ(se.configurations[1].platform, "s390x");
@@ -139,7 +174,8 @@ TEST(Scenario, PlatformKeyAndCanonicalText) {
 }
 
 TEST(Scenario, ShippedScenariosAreValid) {
-  const std::string src = std::getenv("DETVERIFY_SOURCE_DIR") ? std::getenv("DETVERIFY_SOURCE_DIR") : ".";
+  const std::string src =
+      std::getenv("DETVERIFY_SOURCE_DIR") ? std::getenv("DETVERIFY_SOURCE_DIR") : ".";
   for (const char* name : {"demo.yaml", "quick.yaml", "tiny-a.yaml", "cross.yaml"}) {
     EXPECT_NO_THROW(LoadScenario(src + "/scenarios/" + name)) << name;
   }
@@ -161,7 +197,9 @@ TEST(ScenarioPrompt, ExpectIdsMismatchNamesTheIndex) {
     ResolvePrompt(s, *m.artifact);
     FAIL() << "accepted ids that differ from expect_ids";
   } catch (const ScenarioError& e) {
-    EXPECT_NE(std::string(e.what()).find("differ from prompt.expect_ids at index 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("differ from prompt.expect_ids at index 1"),
+              std::string::npos)
+        << e.what();
   }
   fs::remove(path);
 }

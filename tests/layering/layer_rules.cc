@@ -20,43 +20,57 @@ const std::vector<Component>& LayerTable() {
   static const std::vector<Component> kTable = {
       {"base", {}, "errors and checks, SHA-256, bounded file reads, atomic writes, canonical JSON"},
       {"build_info", {}, "generated build provenance (version, spec, commit, compiler)"},
-      {"os", {"base"}, "one small interface per OS concern: CPU and memory facts, huge pages, "
-                       "affinity, processes (Linux and macOS)"},
-      {"engine.core", {"base"}, "the float-free integer core: intmath, dyadic, ops, IntQwen3, "
-                                "the backend interface, the reference backend, the K/V layout"},
+      {"os",
+       {"base"},
+       "one small interface per OS concern: CPU and memory facts, huge pages, "
+       "affinity, processes (Linux and macOS)"},
+      {"engine.core",
+       {"base"},
+       "the float-free integer core: intmath, dyadic, ops, IntQwen3, "
+       "the backend interface, the reference backend, the K/V layout"},
       {"engine.cpu", {"engine.core", "os", "base"}, "the cpu backend: SIMD kernels, threads"},
-      {"engine.backends", {"engine.core", "engine.cpu", "base"},
+      {"engine.backends",
+       {"engine.core", "engine.cpu", "base"},
        "the backend registry: every backend by name (cuda joins here)"},
-      {"engine.io", {"engine.core", "base"},
+      {"engine.io",
+       {"engine.core", "base"},
        "artifacts, safetensors, synthetic models, hash chains, greedy generation"},
       {"tokenizer", {"base"}, "byte-level BPE tokenizers (Qwen3, SmolLM2), chat templates"},
-      {"gguf", {"engine.io", "tokenizer", "base"},
+      {"gguf",
+       {"engine.io", "tokenizer", "base"},
        "GGUF files: container, dequantizers, Llama models, the tokenizer a GGUF carries (float "
        "side; engine.io for MappedFile)"},
-      {"checkpoint", {"engine.io", "base"},
+      {"checkpoint",
+       {"engine.io", "base"},
        "Hugging Face checkpoint reader (float side; engine.io for the safetensors container)"},
-      {"float_engine", {"checkpoint", "gguf", "base"}, "the float forward (OpenBLAS) of contrast rows"},
+      {"float_engine",
+       {"checkpoint", "gguf", "base"},
+       "the float forward (OpenBLAS) of contrast rows"},
       {"fingerprint", {"os", "base", "build_info"}, "hardware/build fingerprint, machine ids"},
-      {"plan", {"engine.io", "engine.core", "engine.backends", "float_engine", "checkpoint", "gguf",
-                "fingerprint", "base", "build_info"},
+      {"plan",
+       {"engine.io", "engine.core", "engine.backends", "float_engine", "checkpoint", "gguf",
+        "fingerprint", "base", "build_info"},
        "the RunPlan, its canonical JSON, the result protocol, the child that executes a plan"},
       {"db", {"base"}, "the SQLite result store"},
       {"verdict", {"db", "fingerprint", "base"}, "the one verdict per scenario, the run table"},
-      {"fidelity", {"float_engine", "engine.io", "engine.core", "checkpoint", "verdict", "db",
-                    "base"},
+      {"fidelity",
+       {"float_engine", "engine.io", "engine.core", "checkpoint", "verdict", "db", "base"},
        "statistics of float against int (compare, perplexity); float side"},
-      {"prepare", {"checkpoint", "gguf", "float_engine", "fidelity", "engine.io", "engine.core",
-                   "tokenizer", "base"},
+      {"prepare",
+       {"checkpoint", "gguf", "float_engine", "fidelity", "engine.io", "engine.core", "tokenizer",
+        "base"},
        "calibration and quantization: a checkpoint in, an int artifact out (float side)"},
-      {"harness", {"plan", "engine.io", "engine.core", "engine.backends", "float_engine",
-                   "checkpoint", "gguf", "tokenizer",
-                   "fingerprint", "os", "db", "verdict", "base", "build_info"},
+      {"harness",
+       {"plan", "engine.io", "engine.core", "engine.backends", "float_engine", "checkpoint", "gguf",
+        "tokenizer", "fingerprint", "os", "db", "verdict", "base", "build_info"},
        "scenarios, run plans, the child runner, progress"},
-      {"reports", {"verdict", "fidelity", "db", "fingerprint", "base", "build_info"},
+      {"reports",
+       {"verdict", "fidelity", "db", "fingerprint", "base", "build_info"},
        "Markdown/HTML reports, the gate"},
       {"attest", {"base", "build_info"}, "in-toto statements, DSSE, Ed25519"},
       {"cli", {"*"}, "one file per verb; the two binaries"},
-      {"bench", {"engine.io", "engine.core", "engine.cpu", "engine.backends", "tokenizer", "base"},
+      {"bench",
+       {"engine.io", "engine.core", "engine.cpu", "engine.backends", "tokenizer", "base"},
        "Google Benchmark micro-benchmarks"},
   };
   return kTable;
@@ -80,9 +94,9 @@ std::optional<std::string> ComponentOf(std::string_view path) {
       return "engine.cpu";  // cpu_*, matmul_i8_*, attention_i8_*, row_kernels_*
     }
     if (StartsWith(rest, "ops/")) return "engine.core";
-    for (const char* core : {"intmath.h", "dyadic.h", "model.h", "model.cc", "model_weights.h",
-                             "model_weights.cc", "trace.h", "trace_recorder.h",
-                             "trace_recorder.cc"}) {
+    for (const char* core :
+         {"intmath.h", "dyadic.h", "model.h", "model.cc", "model_weights.h", "model_weights.cc",
+          "trace.h", "trace_recorder.h", "trace_recorder.cc"}) {
       if (rest == core) return "engine.core";
     }
     return "engine.io";

@@ -26,7 +26,7 @@ const std::vector<Component>& LayerTable();
 std::optional<std::string> ComponentOf(std::string_view path);
 
 struct Violation {
-  std::string file;      // repository-relative
+  std::string file;  // repository-relative
   int line = 0;
   std::string include;   // as written
   std::string from, to;  // components

@@ -89,16 +89,22 @@ TEST_F(PlanTest, CanonicalTextRoundTrips) {
 TEST_F(PlanTest, RefusesWhatThisBuildDoesNotRead) {
   const nlohmann::json good = PlanJson(TinyPlan(*artifact_));
   const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
-      {[](nlohmann::json& j) { j["plan_version"] = 2; }, "plan_version 2, this build reads version 1"},
+      {[](nlohmann::json& j) { j["plan_version"] = 2; },
+       "plan_version 2, this build reads version 1"},
       {[](nlohmann::json& j) { j["temperature"] = 0; }, "unknown key temperature"},
       {[](nlohmann::json& j) { j["model"]["url"] = "x"; }, "unknown key model.url"},
       {[](nlohmann::json& j) { j.erase("max_new"); }, "missing key max_new"},
-      {[](nlohmann::json& j) { j["backend"] = "tpu"; }, "backend 'tpu' is not one of reference, cpu, cuda"},
+      {[](nlohmann::json& j) { j["backend"] = "tpu"; },
+       "backend 'tpu' is not one of reference, cpu, cuda"},
       {[](nlohmann::json& j) { j["threads"] = 0; }, "threads = 0 is outside [1, 4096]"},
-      {[](nlohmann::json& j) { j["batch"]["position"] = 3; }, "batch.position = 3 is outside [0, 2]"},
+      {[](nlohmann::json& j) { j["batch"]["position"] = 3; },
+       "batch.position = 3 is outside [0, 2]"},
       {[](nlohmann::json& j) { j["batch"]["co_prompt_ids"] = nlohmann::json::array(); },
        "batch.co_prompt_ids has 0 rows for a batch of 3"},
-      {[](nlohmann::json& j) { j["prompt"]["ids"] = {1, -2}; }, "prompt.ids holds a value that is not a token id"},
+      {[](nlohmann::json& j) {
+         j["prompt"]["ids"] = {1, -2};
+       },
+       "prompt.ids holds a value that is not a token id"},
       {[](nlohmann::json& j) { j["dtype"] = "fp32"; }, "dtype applies to engine float"},
       {[](nlohmann::json& j) { j["model"]["preset"] = ""; }, "model names no preset"},
   };

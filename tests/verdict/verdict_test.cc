@@ -57,8 +57,7 @@ class OneVerdict : public ::testing::Test {
     EXPECT_EQ(gate.scenarios.at(0).passed, agree) << "gate";
     EXPECT_EQ(gate.passed, agree);
     const std::string md = reports::RenderMarkdownReport(fleet);
-    EXPECT_NE(md.find(agree ? "**gate: \u2705 pass**" : "**gate: \u274c fail**"),
-              std::string::npos)
+    EXPECT_NE(md.find(agree ? "**gate: \u2705 pass**" : "**gate: \u274c fail**"), std::string::npos)
         << md;
     // The table's verdict line in the report carries the same mark.
     const std::string mark = agree ? " \u2705**" : " \u274c**";
@@ -75,10 +74,10 @@ class OneVerdict : public ::testing::Test {
 };
 
 TEST_F(OneVerdict, AgreeingRowsAgreeEverywhere) {
-  ExpectOneAnswer({MakeRun(scenario_, machine_, artifact_, "int8-ref-b1", "int8", "reference", base_),
-                   MakeRun(scenario_, machine_, artifact_, "int8-cpu-b8", "int8", "cpu", base_,
-                           "ok", "", 8)},
-                  true);
+  ExpectOneAnswer(
+      {MakeRun(scenario_, machine_, artifact_, "int8-ref-b1", "int8", "reference", base_),
+       MakeRun(scenario_, machine_, artifact_, "int8-cpu-b8", "int8", "cpu", base_, "ok", "", 8)},
+      true);
 }
 
 // The table used to count only the hashes and show "1 unique hash ✅" next to a crashed row;
@@ -160,7 +159,8 @@ TEST_F(OneVerdict, PublishedHashesReachTheReportAndTheGateAlike) {
     const std::string path = dir_.File(match ? "right.db" : "wrong.db");
     {
       db::RunStore store = db::RunStore::Open(path);
-      store.RecordRun(MakeRun(scenario, machine_, artifact_, "int8-ref-b1", "int8", "reference", base_));
+      store.RecordRun(
+          MakeRun(scenario, machine_, artifact_, "int8-ref-b1", "int8", "reference", base_));
     }
     const db::RunStore store = db::RunStore::OpenReadOnly(path);
     const reports::FleetResults fleet = reports::LoadFleetResults(store);
@@ -248,12 +248,12 @@ TEST(RowOutcomes, FloatAndSkippedRowsAreNotJudged) {
   const db::MachineRecord m = MakeMachine("Testbox A");
   const db::ArtifactRecord a = MakeArtifact();
   const std::vector<db::StepRecord> base = MakeSteps("int8", 8);
-  const ScenarioVerdict v = JudgeScenario(
-      {MakeRun(s, m, a, "int8-ref-b1", "int8", "reference", base),
-       MakeRun(s, m, a, "fp32-cpu-b1", "float", "cpu", DepartFrom(base, 2, 3)),
-       MakeRun(s, m, a, "fp16-cuda-b1", "float", "cuda", {}, "crashed", "signal 6"),
-       MakeRun(s, m, a, "int8-cuda-b1", "int8", "cuda", {}, "skipped", "no GPU")},
-      {});
+  const ScenarioVerdict v =
+      JudgeScenario({MakeRun(s, m, a, "int8-ref-b1", "int8", "reference", base),
+                     MakeRun(s, m, a, "fp32-cpu-b1", "float", "cpu", DepartFrom(base, 2, 3)),
+                     MakeRun(s, m, a, "fp16-cuda-b1", "float", "cuda", {}, "crashed", "signal 6"),
+                     MakeRun(s, m, a, "int8-cuda-b1", "int8", "cuda", {}, "skipped", "no GPU")},
+                    {});
   EXPECT_TRUE(v.agree);
   EXPECT_EQ(v.rows[1].outcome, RowOutcome::kContrast);
   EXPECT_EQ(v.rows[2].outcome, RowOutcome::kContrast);
