@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 #include <vector>
 
+#include "base/check.h"
 #include "base/expected_error.h"
 
 namespace dv {
@@ -128,30 +130,71 @@ void ReadFileInPieces(const std::string& path,
   ::close(fd);
 }
 
-void WriteFileAtomic(const std::string& path, std::span<const uint8_t> data) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw FileError(path + ": cannot create: " + std::strerror(errno));
+AtomicFileWriter::AtomicFileWriter(std::string path)
+    : path_(std::move(path)), tmp_(path_ + ".tmp." + std::to_string(::getpid())) {
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw FileError(path_ + ": cannot create: " + std::strerror(errno));
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(tmp_.c_str());
+  }
+}
+
+void AtomicFileWriter::Fail(const std::string& what) {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+    ::unlink(tmp_.c_str());
+  }
+  throw FileError(path_ + ": " + what);
+}
+
+void AtomicFileWriter::Write(std::span<const uint8_t> data) {
+  DV_CHECK(fd_ >= 0) << path_ << ": written after Commit";
   size_t done = 0;
   while (done < data.size()) {
-    const ssize_t w = ::write(fd, data.data() + done, data.size() - done);
+    const ssize_t w = ::write(fd_, data.data() + done, data.size() - done);
     if (w < 0) {
       if (errno == EINTR) continue;
-      const std::string err = std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw FileError(path + ": write failed: " + err);
+      Fail(std::string("write failed: ") + std::strerror(errno));
     }
     done += static_cast<size_t>(w);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    ::unlink(tmp.c_str());
-    throw FileError(path + ": cannot flush to disk");
+  written_ += static_cast<int64_t>(data.size());
+}
+
+void AtomicFileWriter::Commit() {
+  DV_CHECK(fd_ >= 0) << path_ << ": committed twice";
+  if (::fsync(fd_) != 0) Fail("cannot flush to disk");
+  const int fd = std::exchange(fd_, -1);
+  if (::close(fd) != 0) {
+    ::unlink(tmp_.c_str());
+    throw FileError(path_ + ": cannot flush to disk");
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
     const std::string err = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    throw FileError(path + ": cannot rename into place: " + err);
+    ::unlink(tmp_.c_str());
+    throw FileError(path_ + ": cannot rename into place: " + err);
+  }
+}
+
+void WriteFileAtomic(const std::string& path, std::span<const uint8_t> data) {
+  AtomicFileWriter out(path);
+  out.Write(data);
+  out.Commit();
+}
+
+void MakeDirectories(const std::string& path) {
+  for (size_t i = 1; i <= path.size(); ++i) {
+    if (i == path.size() || path[i] == '/') {
+      const std::string part = path.substr(0, i);
+      if (::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) {
+        throw FileError(part + ": cannot create folder: " + std::strerror(errno));
+      }
+    }
   }
 }
 

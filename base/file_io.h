@@ -29,13 +29,40 @@ std::string ReadFileBounded(const std::string& path, size_t max_bytes);
 void ReadFileInPieces(const std::string& path,
                       const std::function<void(std::span<const uint8_t>)>& piece);
 
-// Writes `data` to `path` through `path.tmp.<pid>`, fsyncs it and renames it into place: readers
-// see the old file or the whole new one. Throws FileError "<path>: <problem>" (and leaves no
-// temporary file behind).
+// A file written through a temporary beside it, "<path>.tmp.<pid>", and renamed into place on
+// Commit() after an fsync: readers see the old file or the complete new one, never a partial
+// one. Without Commit() (an error, an exception unwinding) the temporary is removed. For outputs
+// written in pieces (a synthetic checkpoint tensor by tensor, a .npy row by row); whole buffers
+// use WriteFileAtomic. Throws FileError "<path>: <problem>".
+class AtomicFileWriter {
+ public:
+  explicit AtomicFileWriter(std::string path);  // creates the temporary
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+
+  void Write(std::span<const uint8_t> data);  // appends
+  void Commit();                              // fsync, close, rename
+  const std::string& path() const { return path_; }
+  int64_t bytes_written() const { return written_; }
+
+ private:
+  [[noreturn]] void Fail(const std::string& what);
+  std::string path_, tmp_;
+  int fd_ = -1;
+  int64_t written_ = 0;
+};
+
+// Writes `data` to `path` through an AtomicFileWriter: readers see the old file or the whole new
+// one. Throws FileError "<path>: <problem>" (and leaves no temporary file behind).
 void WriteFileAtomic(const std::string& path, std::span<const uint8_t> data);
 inline void WriteFileAtomic(const std::string& path, std::string_view text) {
   WriteFileAtomic(path, {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
 }
+
+// mkdir -p (mode 0755). Throws FileError "<part>: cannot create folder: <errno text>" naming the
+// first part that cannot be created.
+void MakeDirectories(const std::string& path);
 
 // True when `path` exists (following symlinks), whatever it is.
 bool PathExists(const std::string& path);

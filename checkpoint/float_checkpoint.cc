@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "engine/artifact.h"
+#include "base/sha256.h"
 
 namespace dv {
 

@@ -2,8 +2,8 @@
 
 #include <bit>
 #include <cstring>
-#include <stdexcept>
 
+#include "base/check.h"
 #include "checkpoint/half_float.h"
 
 namespace dv {
@@ -18,9 +18,8 @@ uint32_t Le32(const uint8_t* p) {
 
 template <typename Out>
 void Decode(const FloatTensor& t, int64_t first, std::span<Out> out) {
-  if (first < 0 || first + static_cast<int64_t>(out.size()) > t.numel()) {
-    throw std::out_of_range("DecodeFloat: elements beyond tensor " + t.name);
-  }
+  DV_CHECK(first >= 0 && first + static_cast<int64_t>(out.size()) <= t.numel())
+      << "DecodeFloat: elements [" << first << ", +" << out.size() << ") beyond tensor " << t.name;
   const int64_t size = DTypeSize(t.dtype);
   const uint8_t* p = t.bytes.data() + first * size;
   switch (t.dtype) {
@@ -38,8 +37,8 @@ void Decode(const FloatTensor& t, int64_t first, std::span<Out> out) {
       }
       return;
     default:
-      throw std::invalid_argument("DecodeFloat: tensor " + t.name + " has dtype " +
-                                  DTypeName(t.dtype));
+      // The checkpoint reader admits float tensors only.
+      DV_CHECK(false) << "DecodeFloat: tensor " << t.name << " has dtype " << DTypeName(t.dtype);
   }
 }
 
@@ -77,7 +76,7 @@ std::optional<int64_t> FirstNonFinite(const FloatTensor& t) {
         bad = (Le32(p) & 0x7f800000u) == 0x7f800000u;
         break;
       default:
-        throw std::invalid_argument("FirstNonFinite: tensor " + t.name + " is not float");
+        DV_CHECK(false) << "FirstNonFinite: tensor " << t.name << " is not float";
     }
     if (bad) return i;
   }

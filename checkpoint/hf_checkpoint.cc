@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/file_io.h"
 #include "checkpoint/hf_config.h"
 #include "checkpoint/hf_layout.h"
 
@@ -25,10 +26,11 @@ bool IsFile(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
+// Refuses FIFOs, devices and folders without blocking, and anything above the bound.
 std::string ReadJsonFile(const std::string& path) {
-  const MappedFile f = MappedFile::Open(path);  // refuses FIFOs, devices and folders
-  if (f.bytes().size() > kMaxJsonBytes) Fail(path, "larger than 64 MiB");
-  return std::string(reinterpret_cast<const char*>(f.bytes().data()), f.bytes().size());
+  std::string text, error;
+  if (!ReadFileBounded(path, kMaxJsonBytes, text, error)) Fail(path, error);
+  return text;
 }
 
 std::string Shape(const std::vector<int64_t>& shape) {

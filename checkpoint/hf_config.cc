@@ -5,6 +5,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "base/check.h"
 #include "engine/safetensors.h"
 
 namespace dv {
@@ -156,9 +157,7 @@ FloatModelConfig ParseHfConfig(std::string_view text, const std::string& path) {
 }
 
 std::string Qwen3ConfigJson(const FloatModelConfig& c) {
-  if (c.family != ModelFamily::kQwen3) {
-    throw std::invalid_argument("Qwen3ConfigJson: the config is not a Qwen3 model");
-  }
+  DV_CHECK(c.family == ModelFamily::kQwen3) << "Qwen3ConfigJson: the config is not a Qwen3 model";
   json j = {
       {"architectures", {"Qwen3ForCausalLM"}},
       {"attention_bias", c.attention_bias},

@@ -1,6 +1,6 @@
 #include "checkpoint/hf_layout.h"
 
-#include <stdexcept>
+#include "base/check.h"
 
 namespace dv {
 
@@ -96,7 +96,8 @@ FloatTensor& HfTensorSlot(FloatWeights& w, const HfTensorSpec& s) {
     default:
       break;
   }
-  throw std::logic_error("HfTensorSlot: unhandled tensor role");
+  DV_CHECK(false) << "HfTensorSlot: unhandled tensor role " << static_cast<int>(s.role);
+  __builtin_unreachable();
 }
 
 }  // namespace dv

@@ -7,10 +7,11 @@
 #include <set>
 #include <stdexcept>
 
+#include "base/check.h"
+#include "base/file_io.h"
 #include "checkpoint/hf_checkpoint.h"
 #include "checkpoint/hf_config.h"
 #include "checkpoint/hf_layout.h"
-#include "engine/atomic_file.h"
 #include "engine/model_source.h"
 #include "engine/prng.h"
 #include "engine/synth.h"
@@ -118,7 +119,8 @@ class TensorMaker {
       case HfTensorRole::kUp:
         return Uniform(rng, s.shape[0], s.shape[1], LinearShift(s.shape[1]), 0);
       default:
-        throw std::logic_error("synthetic checkpoint: no generator for tensor " + s.name);
+        DV_CHECK(false) << "synthetic checkpoint: no generator for tensor " << s.name;
+        __builtin_unreachable();
     }
   }
 
@@ -188,9 +190,8 @@ uint16_t Bf16FromScaledInt(int64_t v, int shift) {
     m <<= 7 - e;
   }
   const int biased = e - shift + 127;  // value = (m / 128) * 2^(e - shift)
-  if (biased < 1 || biased > 254) {
-    throw std::invalid_argument("Bf16FromScaledInt: value outside the normal bfloat16 range");
-  }
+  DV_CHECK(biased >= 1 && biased <= 254)
+      << "Bf16FromScaledInt: " << v << " * 2^-" << shift << " is outside the normal bfloat16 range";
   return static_cast<uint16_t>(sign | (biased << 7) | static_cast<int>(m - 128));
 }
 
@@ -200,7 +201,7 @@ const HfSynthPreset& FindHfSynthPreset(const std::string& name) {
   }
   std::string known;
   for (const std::string& n : HfSynthPresetNames()) known += (known.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("unknown synthetic preset '" + name + "' (known: " + known + ")");
+  throw ArtifactError("unknown synthetic preset '" + name + "' (known: " + known + ")");
 }
 
 std::vector<std::string> HfSynthPresetNames() {

@@ -22,6 +22,7 @@
 #include "engine/backends/cpu_backend.h"
 #include "engine/backends/cpu_weight_arena.h"
 #include "engine/model.h"
+#include "engine/prng.h"
 #include "fingerprint/fingerprint.h"
 #include "float_engine/blas.h"
 #include "float_engine/float_model.h"
@@ -82,18 +83,12 @@ std::vector<int64_t> ParseList(const std::string& text, const std::string& what)
   return out;
 }
 
-// Deterministic token ids in [0, vocab) (SplitMix64): the engine's speed does not depend on them.
+// Deterministic token ids in [0, vocab) (SplitMix64, engine/prng.h): the engine's speed does not
+// depend on them.
 std::vector<int32_t> BenchTokens(int64_t n, int64_t vocab, uint64_t seed) {
   std::vector<int32_t> ids(static_cast<size_t>(n));
-  uint64_t x = seed;
-  for (auto& id : ids) {
-    x += 0x9E3779B97F4A7C15ull;
-    uint64_t z = x;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    id = static_cast<int32_t>(z % static_cast<uint64_t>(vocab));
-  }
+  SplitMix64 rng(seed);
+  for (auto& id : ids) id = static_cast<int32_t>(rng.Next() % static_cast<uint64_t>(vocab));
   return ids;
 }
 
@@ -469,7 +464,7 @@ nlohmann::json BenchReport(const BenchOptions& o, const BenchRun& run) {
 
 // ---- Stage 4: the text, printed as the results arrive. -------------------------------------
 
-void RenderLoaded(const BenchOptions& o, const BenchRun& run) {
+void RenderLoaded(const BenchRun& run) {
   std::printf("detverify bench: %s\n", run.what.c_str());
   std::printf("machine       %s, %lld CPUs, %.1f GiB, transparent huge pages: %s\n",
               run.device.c_str(), static_cast<long long>(run.fingerprint.value("logical_cores", 0)),
@@ -535,7 +530,7 @@ void RunBench(const BenchOptions& o, CommandContext& ctx) {
   const BenchPlan plan = CheckOptions(o);
   BenchProgress progress;
   if (!o.json) {
-    progress.loaded = [&](const BenchRun& run) { RenderLoaded(o, run); };
+    progress.loaded = [](const BenchRun& run) { RenderLoaded(run); };
     progress.prefilled = [&](const BenchRun&, const PrefillResult& p) { RenderPrefill(o, p); };
     progress.decoded = [&](const BenchRun& run, const DecodeResult& d) { RenderDecode(o, run, d); };
   }

@@ -16,9 +16,6 @@ std::string CacheRoot();
 // The folder synthetic artifacts are cached in: <cache root>/synthetic/<preset>-seed<N>.
 std::string SyntheticCacheDir(const std::string& preset, uint64_t seed);
 
-// mkdir -p. Throws ArtifactError naming the part that cannot be created.
-void MakeDirectories(const std::string& path);
-
 // Loads the synthetic preset, writing it into the cache first when absent. `on_progress` is told
 // when a (slow) synthesis starts. Throws ArtifactError.
 std::unique_ptr<Artifact> LoadSynthetic(const std::string& preset, uint64_t seed,

@@ -4,7 +4,7 @@
 #include <bit>
 #include <cstring>
 
-#include "engine/safetensors.h"
+#include "base/check.h"
 
 namespace dv {
 namespace {
@@ -40,11 +40,9 @@ NpyWriter::NpyWriter(const std::string& path, NpyElement element, int64_t rows, 
 }
 
 void NpyWriter::AppendRow(const void* elements, int64_t count) {
-  if (count != cols_) {
-    throw ArtifactError(out_.path() + ": a row of " + std::to_string(count) +
-                        " elements, the array has " + std::to_string(cols_) + " columns");
-  }
-  if (rows_written_ >= rows_) throw ArtifactError(out_.path() + ": more rows than declared");
+  DV_CHECK(count == cols_) << out_.path() << ": a row of " << count << " elements, the array has "
+                           << cols_ << " columns";
+  DV_CHECK(rows_written_ < rows_) << out_.path() << ": more rows than the " << rows_ << " declared";
   std::memcpy(buffer_.data(), elements, buffer_.size());
   if constexpr (std::endian::native == std::endian::big) {
     for (size_t i = 0; i < buffer_.size(); i += 4) {
@@ -57,10 +55,8 @@ void NpyWriter::AppendRow(const void* elements, int64_t count) {
 }
 
 void NpyWriter::Finish() {
-  if (rows_written_ != rows_) {
-    throw ArtifactError(out_.path() + ": " + std::to_string(rows_written_) + " of " +
-                        std::to_string(rows_) + " rows written");
-  }
+  DV_CHECK(rows_written_ == rows_)
+      << out_.path() << ": " << rows_written_ << " of " << rows_ << " rows written";
   out_.Commit();
 }
 

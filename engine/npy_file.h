@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/atomic_file.h"
+#include "base/file_io.h"
 
 namespace dv {
 
@@ -19,7 +19,8 @@ enum class NpyElement { kInt32, kFloat32 };
 std::string NpyHeader(NpyElement element, int64_t rows, int64_t cols);
 
 // Streams a [rows, cols] array to `path` (atomically: the file appears only complete, on
-// Finish). Throws ArtifactError "<path>: ..." on I/O errors.
+// Finish). Throws FileError "<path>: ..." on I/O errors; a row of the wrong width, a row too
+// many or a Finish before the last row is a DV_CHECK (the caller declared the shape).
 class NpyWriter {
  public:
   NpyWriter(const std::string& path, NpyElement element, int64_t rows, int64_t cols);
@@ -30,7 +31,7 @@ class NpyWriter {
   void AppendRow(std::span<const int32_t> row) {
     AppendRow(row.data(), static_cast<int64_t>(row.size()));
   }
-  // Renames the file into place; throws unless exactly `rows` rows were appended.
+  // Renames the file into place; exactly `rows` rows must have been appended.
   void Finish();
 
   int64_t rows_written() const { return rows_written_; }

@@ -10,8 +10,6 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "engine/atomic_file.h"
-
 namespace dv {
 namespace {
 

@@ -20,8 +20,9 @@ using FloatLogitsCallback =
     std::function<void(size_t row, int64_t step, std::span<const float> logits)>;
 
 // Runs every row to options.max_new steps (options.keep_logits is not used: take the logits
-// through `on_logits`). RowResult::logits stays empty. Throws std::invalid_argument on an empty
-// prompt or a capacity/position beyond the model's limits.
+// through `on_logits`). RowResult::logits stays empty. Throws GenerationError (engine/generate.h)
+// on no steps, an empty prompt, a token id outside the vocabulary or a prompt plus steps beyond
+// the model's max_position_embeddings.
 std::vector<RowResult> GenerateGreedyFloat(FloatQwen3& model,
                                            const std::vector<std::vector<int32_t>>& prompts,
                                            const GenerationOptions& options,

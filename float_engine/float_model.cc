@@ -1,30 +1,30 @@
 #include "float_engine/float_model.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <stdexcept>
 
+#include "base/check.h"
 #include "checkpoint/half_float.h"
 #include "float_engine/blas.h"
+#include "os/huge_pages.h"
 
 namespace dv {
 
 const char* FloatDTypeName(FloatDType dtype) {
-  return dtype == FloatDType::kFp32 ? "fp32" : "bf16";
+  return KindName(dtype).data();  // the spellings are NUL-terminated literals
 }
 
 FloatDType ParseFloatDType(const std::string& name) {
-  if (name == "fp32") return FloatDType::kFp32;
-  if (name == "bf16") return FloatDType::kBf16;
-  throw std::invalid_argument("float dtype must be fp32 or bf16, not '" + name + "'");
+  const std::optional<FloatDType> dtype = ParseKind<FloatDType>(name);
+  if (dtype == FloatDType::kFp32 || dtype == FloatDType::kBf16) return *dtype;
+  throw FloatEngineError("float dtype must be fp32 or bf16, not '" + name + "'");
 }
 
 FloatKvCache::FloatKvCache(const FloatModelConfig& c, int64_t capacity)
     : n_kv_heads_(c.n_kv_heads), head_dim_(c.head_dim), capacity_(capacity) {
-  if (capacity < 1) throw std::invalid_argument("a KV cache needs capacity >= 1");
+  DV_CHECK(capacity >= 1) << "a KV cache needs capacity >= 1, got " << capacity;
   const auto n = static_cast<size_t>(c.n_layers * c.n_kv_heads * capacity * c.head_dim);
   k_.assign(n, 0.0f);
   v_.assign(n, 0.0f);
@@ -99,7 +99,6 @@ void FloatQwen3::RoundSpan(float* v, int64_t n) const {
 
 namespace {
 
-constexpr size_t kHugePage = size_t{2} << 20;
 constexpr size_t kSliceAlign = 64;
 
 size_t AlignUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
@@ -131,28 +130,21 @@ size_t WeightBytes(const FloatWeights& w) {
 }  // namespace
 
 FloatQwen3::WeightMemory::WeightMemory(size_t bytes) {
-  // Over-map by one huge page to align the start, then give the slack back.
-  const size_t size = AlignUp(std::max<size_t>(bytes, 1), kHugePage);
-  void* p =
-      ::mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throw std::bad_alloc();
-  auto* raw = static_cast<uint8_t*>(p);
-  auto* aligned = reinterpret_cast<uint8_t*>(AlignUp(reinterpret_cast<uintptr_t>(raw), kHugePage));
-  if (aligned > raw) ::munmap(raw, static_cast<size_t>(aligned - raw));
-  const size_t tail = static_cast<size_t>(raw + size + kHugePage - (aligned + size));
-  if (tail > 0) ::munmap(aligned + size, tail);
-  ::madvise(aligned, size, MADV_HUGEPAGE);  // advice: the kernel's THP policy decides
-  base_ = aligned;
+  // 2 MiB-aligned and advised for huge pages where the OS has them (os/huge_pages.h): the
+  // kernel's THP policy decides.
+  const size_t size = AlignUp(std::max<size_t>(bytes, 1), os::kHugePageBytes);
+  base_ = os::MapAligned(size, true);
   mapped_ = size;
 }
 
 FloatQwen3::WeightMemory::~WeightMemory() {
-  if (base_) ::munmap(base_, mapped_);
+  if (base_) os::UnmapAligned(base_, mapped_);
 }
 
 float* FloatQwen3::WeightMemory::Take(int64_t floats) {
   const size_t bytes = AlignUp(static_cast<size_t>(floats) * sizeof(float), kSliceAlign);
-  if (used_ + bytes > mapped_) throw std::logic_error("float engine: weight memory undersized");
+  DV_CHECK(used_ + bytes <= mapped_)
+      << "float engine: weight memory undersized: " << used_ << " + " << bytes << " > " << mapped_;
   float* out = reinterpret_cast<float*>(base_ + used_);
   used_ += bytes;
   return out;
@@ -164,7 +156,8 @@ FloatQwen3::FloatQwen3(const FloatCheckpoint& checkpoint, const FloatEngineOptio
       options_(options),
       scratch_(std::make_unique<Scratch>()) {
   if (const std::string why = CheckFloatModelConfig(config_); !why.empty()) {
-    throw std::invalid_argument("float engine: " + why);
+    throw FloatEngineError(checkpoint.source() +
+                           ": the float engine cannot run this model: " + why);
   }
   SetBlasThreads(options.threads);
   const FloatModelConfig& c = config_;
@@ -317,20 +310,13 @@ void FloatQwen3::Forward(std::span<FloatForwardRow> rows) {
                 V = c.vocab, nqkv = qd + 2 * kvd;
   int64_t T = 0;
   for (const FloatForwardRow& r : rows) {
-    if (r.cache == nullptr || r.n_tokens < 1) throw std::invalid_argument("empty forward row");
-    if (r.cache->length() + r.n_tokens > r.cache->capacity()) {
-      throw std::invalid_argument("KV cache capacity " + std::to_string(r.cache->capacity()) +
-                                  " exceeded");
-    }
-    if (r.cache->length() + r.n_tokens > c.max_pos) {
-      throw std::invalid_argument("position beyond max_position_embeddings (" +
-                                  std::to_string(c.max_pos) + ")");
-    }
+    DV_CHECK(r.cache != nullptr && r.n_tokens > 0) << "a forward row needs a cache and a token";
+    DV_CHECK(r.cache->length() + r.n_tokens <= r.cache->capacity())
+        << "KV cache capacity " << r.cache->capacity() << " exceeded";
+    DV_CHECK(r.cache->length() + r.n_tokens <= c.max_pos)
+        << "position beyond max_position_embeddings (" << c.max_pos << ")";
     for (int64_t t = 0; t < r.n_tokens; ++t) {
-      if (r.ids[t] < 0 || r.ids[t] >= V) {
-        throw std::invalid_argument("token id " + std::to_string(r.ids[t]) +
-                                    " is outside the vocabulary (" + std::to_string(V) + ")");
-      }
+      DV_CHECK(r.ids[t] >= 0 && r.ids[t] < V) << "token id " << r.ids[t] << ", vocabulary " << V;
     }
     T += r.n_tokens;
   }

@@ -26,14 +26,22 @@
 #include <string>
 #include <vector>
 
+#include "base/expected_error.h"
+#include "base/run_kinds.h"
 #include "checkpoint/float_checkpoint.h"
 
 namespace dv {
 
-enum class FloatDType { kFp32, kBf16 };
+// An expected failure of the float engine: a precision it does not run, a model shape it cannot
+// compute as transformers does. Exit code 2, like every bad input.
+class FloatEngineError : public ExpectedError {
+ public:
+  using ExpectedError::ExpectedError;
+};
 
-const char* FloatDTypeName(FloatDType dtype);  // "fp32", "bf16"
-// "fp32" | "bf16"; throws std::invalid_argument otherwise.
+// The precisions of FloatDType (base/run_kinds.h, the spelling every edge uses) this engine runs.
+const char* FloatDTypeName(FloatDType dtype);  // "fp32", "bf16" (KindName)
+// "fp32" | "bf16"; throws FloatEngineError for any other spelling, fp16 included.
 FloatDType ParseFloatDType(const std::string& name);
 
 struct FloatEngineOptions {
@@ -86,8 +94,9 @@ class FloatQwen3 {
   int64_t weight_bytes() const;  // fp32 weights held (read once per decoded token)
 
   // Runs every row's tokens through the model, appends their keys and values to the rows'
-  // caches and writes the requested logits (fp32; bf16 values in bf16 mode). Throws
-  // std::invalid_argument for a token id outside the vocabulary or a cache/position overflow.
+  // caches and writes the requested logits (fp32; bf16 values in bf16 mode). Its preconditions
+  // are DV_CHECKs, as IntQwen3::Forward's: token ids inside the vocabulary, rows within their
+  // caches' capacity and max_pos (GenerateGreedyFloat refuses such input as a GenerationError).
   void Forward(std::span<FloatForwardRow> rows);
 
   // Greedy pick: the first index of the largest logit (a NaN counts as largest, as torch.argmax).

@@ -292,7 +292,7 @@ TEST(HfCheckpoint, HostileFolders) {
   const std::string config = m + "/config.json";
   std::filesystem::remove(config);
   ASSERT_EQ(::mkfifo(config.c_str(), 0600), 0);
-  EXPECT_TRUE(Contains(OpenError(m), "config.json: not a regular file")) << OpenError(m);
+  EXPECT_TRUE(Contains(OpenError(m), "config.json: a FIFO, not a regular file")) << OpenError(m);
   std::filesystem::remove(config);
   test_files::WriteFile(config, "{\"model_type\": \"qwen3\", \"hidden_size\": 8}");
   EXPECT_TRUE(Contains(OpenError(m), "config.json: missing key \"num_hidden_layers\""));

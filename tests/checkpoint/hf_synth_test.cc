@@ -56,7 +56,14 @@ TEST(HfSynth, ShapesOfThePresets) {
   EXPECT_EQ(q.head_dim, 128);
   EXPECT_EQ(q.vocab, 151936);
   EXPECT_EQ(q.eos_token_ids, std::vector<int64_t>{151645});
-  EXPECT_THROW(FindHfSynthPreset("qwen3-7b"), std::invalid_argument);
+  try {
+    FindHfSynthPreset("qwen3-7b");
+    ADD_FAILURE() << "an unknown preset was found";
+  } catch (const ArtifactError& e) {  // an expected failure (exit 2), as the int presets'
+    EXPECT_NE(std::string(e.what()).find("unknown synthetic preset 'qwen3-7b' (known: qwen3-tiny"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(HfSynth, OutlierChannelsAndColumns) {

@@ -7,8 +7,8 @@
 #include <bit>
 #include <filesystem>
 
+#include "base/expected_error.h"
 #include "engine/npy_file.h"
-#include "engine/safetensors.h"
 #include "tests/support/npy_reader.h"
 #include "tests/support/scratch_files.h"
 
@@ -75,12 +75,38 @@ TEST(NpyFile, IncompleteArraysNeverAppear) {
   {
     NpyWriter w(path, NpyElement::kInt32, 3, 2);
     w.AppendRow(std::vector<int32_t>{1, 2});
-    EXPECT_THROW(w.AppendRow(std::vector<int32_t>{1, 2, 3}), ArtifactError) << "wrong width";
-    EXPECT_THROW(w.Finish(), ArtifactError) << "1 of 3 rows";
-  }  // destroyed unfinished: the temporary goes
+    EXPECT_EQ(w.rows_written(), 1);
+  }  // destroyed unfinished (an exception unwinding the generation): the temporary goes
   EXPECT_FALSE(std::filesystem::exists(path));
   EXPECT_TRUE(std::filesystem::is_empty(d.Path())) << "no temporary left behind";
-  EXPECT_THROW(NpyWriter(d.File("no/such/dir/x.npy"), NpyElement::kInt32, 1, 1), ArtifactError);
+  // A folder that is not there: an expected failure naming the file.
+  try {
+    NpyWriter w(d.File("no/such/dir/x.npy"), NpyElement::kInt32, 1, 1);
+    ADD_FAILURE() << "created a file in a missing folder";
+  } catch (const FileError& e) {
+    EXPECT_NE(std::string(e.what()).find("no/such/dir/x.npy: cannot create"), std::string::npos)
+        << e.what();
+  }
+}
+
+// The shape is the caller's promise: a row of the wrong width, or Finish before the last row,
+// is a broken invariant (DV_CHECK), never a half-written array.
+TEST(NpyFileDeathTest, ShapeMismatchIsAnInvariant) {
+  ScratchDir d("npy");
+  const std::string path = d.File("x.npy");
+  EXPECT_DEATH(
+      {
+        NpyWriter w(path, NpyElement::kInt32, 3, 2);
+        w.AppendRow(std::vector<int32_t>{1, 2, 3});
+      },
+      "check failed: .*a row of 3 elements, the array has 2 columns");
+  EXPECT_DEATH(
+      {
+        NpyWriter w(path, NpyElement::kInt32, 3, 2);
+        w.AppendRow(std::vector<int32_t>{1, 2});
+        w.Finish();
+      },
+      "check failed: .*1 of 3 rows written");
 }
 
 }  // namespace

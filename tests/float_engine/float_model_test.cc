@@ -32,7 +32,9 @@ TEST(FloatDType, Names) {
   EXPECT_EQ(ParseFloatDType("fp32"), FloatDType::kFp32);
   EXPECT_EQ(ParseFloatDType("bf16"), FloatDType::kBf16);
   EXPECT_STREQ(FloatDTypeName(FloatDType::kBf16), "bf16");
-  EXPECT_THROW(ParseFloatDType("fp16"), std::invalid_argument);
+  EXPECT_EQ(ParseFloatDType("bf16"), ParseKind<FloatDType>("bf16")) << "one spelling (run_kinds.h)";
+  EXPECT_THROW(ParseFloatDType("fp16"), FloatEngineError) << "a dtype the engine does not run";
+  EXPECT_THROW(ParseFloatDType("float32"), FloatEngineError);
 }
 
 TEST_F(FloatModelTest, GreedyPickLowestIdOnTiesNanAsTorch) {
@@ -47,24 +49,35 @@ TEST_F(FloatModelTest, GreedyPickLowestIdOnTiesNanAsTorch) {
   EXPECT_EQ(model.GreedyPick(v.data()), 0);
 }
 
-TEST_F(FloatModelTest, RejectsBadInput) {
+// Input a user can give is refused by generation as an expected failure (GenerationError, exit
+// 2), as the integer engine's GenerateGreedy refuses it.
+TEST_F(FloatModelTest, GenerationRefusesBadInput) {
+  FloatQwen3 model(*ckpt_, {});
+  GenerationOptions go;
+  go.max_new = 2048;
+  EXPECT_THROW(GenerateGreedyFloat(model, {{1, 2}}, go), GenerationError) << "max_pos";
+  go.max_new = 0;
+  EXPECT_THROW(GenerateGreedyFloat(model, {{1, 2}}, go), GenerationError);
+  go.max_new = 1;
+  EXPECT_THROW(GenerateGreedyFloat(model, {{}}, go), GenerationError);
+  EXPECT_THROW(GenerateGreedyFloat(model, {{1, 1024}}, go), GenerationError) << "vocabulary 1024";
+  EXPECT_THROW(GenerateGreedyFloat(model, {{-1}}, go), GenerationError);
+}
+
+// Forward's preconditions are invariants (DV_CHECK), as IntQwen3::Forward's: a call that breaks
+// them is a bug of its caller and aborts with the values.
+using FloatModelDeathTest = FloatModelTest;
+TEST_F(FloatModelDeathTest, ForwardPreconditionsAreInvariants) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // OpenBLAS runs threads
   FloatQwen3 model(*ckpt_, {});
   FloatKvCache cache(model.config(), 4);
   std::vector<float> logits(1024);
   const std::vector<int32_t> bad = {1, 1024};
   FloatForwardRow row{&cache, bad.data(), 2, logits.data(), nullptr};
-  EXPECT_THROW(model.Forward({&row, 1}), std::invalid_argument);
+  EXPECT_DEATH(model.Forward({&row, 1}), "check failed: .*token id 1024, vocabulary 1024");
   const std::vector<int32_t> five = {1, 2, 3, 4, 5};
   row = {&cache, five.data(), 5, logits.data(), nullptr};
-  EXPECT_THROW(model.Forward({&row, 1}), std::invalid_argument) << "capacity 4";
-  EXPECT_EQ(cache.length(), 0) << "nothing written by a refused call";
-  GenerationOptions go;
-  go.max_new = 2048;
-  EXPECT_THROW(GenerateGreedyFloat(model, {{1, 2}}, go), std::invalid_argument) << "max_pos";
-  go.max_new = 0;
-  EXPECT_THROW(GenerateGreedyFloat(model, {{1, 2}}, go), std::invalid_argument);
-  go.max_new = 1;
-  EXPECT_THROW(GenerateGreedyFloat(model, {{}}, go), std::invalid_argument);
+  EXPECT_DEATH(model.Forward({&row, 1}), "check failed: .*KV cache capacity 4 exceeded");
 }
 
 // A row's logits do not depend on its batch beyond float rounding (the engine never mixes rows;

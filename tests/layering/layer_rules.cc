@@ -42,10 +42,17 @@ const std::vector<Component>& LayerTable() {
        "side; engine.io for MappedFile)"},
       {"checkpoint",
        {"engine.io", "base"},
-       "Hugging Face checkpoint reader (float side; engine.io for the safetensors container)"},
+       "Hugging Face checkpoints: reader, validation, synthetic BF16 checkpoints (float side)",
+       {{"engine.io",
+         {"engine/safetensors.h",       // the container: MappedFile, ParseSafetensors, DType
+          "engine/synth.h",             // the int presets' shapes, for the same-shape float presets
+          "engine/prng.h",              // the synthetic models' SplitMix64 streams
+          "engine/model_source.h"}}}},  // the cache root the synthetic models share
       {"float_engine",
-       {"checkpoint", "gguf", "base"},
-       "the float forward (OpenBLAS) of contrast rows"},
+       {"checkpoint", "gguf", "engine.io", "os", "base"},
+       "the float forward (OpenBLAS) of contrast rows and fidelity (float side)",
+       // What both engines' generation shares, so a float row is chained exactly as an int8 row.
+       {{"engine.io", {"engine/generate.h", "engine/hash_chain.h"}}}},
       {"fingerprint", {"os", "base", "build_info"}, "hardware/build fingerprint, machine ids"},
       {"plan",
        {"engine.io", "engine.core", "engine.backends", "float_engine", "checkpoint", "gguf",
@@ -150,7 +157,18 @@ std::vector<Violation> CheckFile(const std::string& file, std::string_view text)
         rules != nullptr &&
         (std::find(rules->uses.begin(), rules->uses.end(), "*") != rules->uses.end() ||
          std::find(rules->uses.begin(), rules->uses.end(), *to) != rules->uses.end());
-    if (!allowed) out.push_back({file, line, include, *from, *to});
+    if (!allowed) {
+      out.push_back({file, line, include, *from, *to});
+      continue;
+    }
+    for (const Through& t : rules->through) {
+      if (t.to == *to &&
+          std::find(t.headers.begin(), t.headers.end(), include) == t.headers.end()) {
+        std::string only;
+        for (const std::string& h : t.headers) only += (only.empty() ? "" : ", ") + h;
+        out.push_back({file, line, include, *from, *to + " (only " + only + ")"});
+      }
+    }
   }
   return out;
 }

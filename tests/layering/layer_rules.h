@@ -11,10 +11,17 @@
 
 namespace dv::layering {
 
+// A narrower edge: of component `to`, only these headers may be included.
+struct Through {
+  std::string to;
+  std::vector<std::string> headers;  // repository-relative, "engine/generate.h"
+};
+
 struct Component {
-  std::string name;               // "engine.core", "harness", ...
-  std::vector<std::string> uses;  // components it may include
-  std::string job;                // one line: what lives there
+  std::string name;                   // "engine.core", "harness", ...
+  std::vector<std::string> uses;      // components it may include
+  std::string job;                    // one line: what lives there
+  std::vector<Through> through = {};  // edges of `uses` limited to some headers
 };
 
 // The table, lowest layers first.

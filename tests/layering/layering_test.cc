@@ -110,6 +110,33 @@ TEST(LayeringRules, FindsPlantedUpwardIncludes) {
       << "a module outside the table may use nothing";
 }
 
+// The float side stays outside the integer core: it may not include the core or the cpu
+// backend, and of engine.io only the headers its row in the table names.
+TEST(LayeringRules, TheFloatSideUsesNarrowEdges) {
+  EXPECT_TRUE(
+      CheckFile("float_engine/float_generate.h",
+                "#include \"engine/generate.h\"\n#include \"engine/hash_chain.h\"\n"
+                "#include \"checkpoint/float_checkpoint.h\"\n#include \"os/huge_pages.h\"\n")
+          .empty());
+  const std::vector<Violation> v =
+      CheckFile("float_engine/float_model.cc",
+                "#include \"engine/artifact.h\"\n#include \"engine/model.h\"\n"
+                "#include \"engine/backends/cpu_weight_arena.h\"\n#include \"harness/runner.h\"\n");
+  ASSERT_EQ(v.size(), 4u);
+  EXPECT_EQ(Describe(v[0]),
+            "float_engine/float_model.cc:1: float_engine includes \"engine/artifact.h\" of "
+            "engine.io (only engine/generate.h, engine/hash_chain.h)");
+  EXPECT_EQ(v[1].to, "engine.core");
+  EXPECT_EQ(v[2].to, "engine.cpu");
+  EXPECT_EQ(v[3].to, "harness");
+  EXPECT_TRUE(CheckFile("checkpoint/hf_synth.cc", "#include \"engine/prng.h\"\n").empty());
+  EXPECT_EQ(CheckFile("checkpoint/hf_synth.cc", "#include \"engine/generate.h\"\n").size(), 1u);
+  EXPECT_EQ(CheckFile("checkpoint/x.cc", "#include \"float_engine/float_model.h\"\n").size(), 1u)
+      << "checkpoint is below the float engine";
+  EXPECT_EQ(CheckFile("engine/model.cc", "#include \"checkpoint/half_float.h\"\n").size(), 1u)
+      << "the integer core uses nothing of the float side";
+}
+
 TEST(Layering, EverySourceFolderIsInTheTable) {
   std::set<std::string> unknown;
   for (const std::string& file : SourceFiles(DV_SOURCE_ROOT)) {
