@@ -1,11 +1,9 @@
 #include "checkpoint/float_checkpoint.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 
 #include "base/sha256.h"
+#include "os/mapped_pages.h"
 
 namespace dv {
 
@@ -44,16 +42,9 @@ void FloatCheckpoint::ReleasePages(const FloatTensor& t) const {
     const auto at = reinterpret_cast<uintptr_t>(bytes.data());
     return !m.bytes().empty() && at >= lo && at + bytes.size() <= lo + m.bytes().size();
   });
-  if (!mapped) return;  // MADV_DONTNEED would zero anonymous memory
-  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const auto begin = reinterpret_cast<uintptr_t>(bytes.data());
-  const uintptr_t first = (begin + page - 1) / page * page;
-  const uintptr_t last = (begin + bytes.size()) / page * page;
-  if (last > first) {
-    // Only whole pages inside the view; MADV_DONTNEED on a private read-only file mapping drops
-    // clean pages, which the next access reads back from the page cache.
-    ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
-  }
+  if (!mapped) return;  // owned buffers are anonymous memory, which the advice would zero
+  // Only whole pages inside the view; the next access reads them back from the page cache.
+  os::ReleaseFilePages(bytes.data(), bytes.size());
 }
 
 }  // namespace dv

@@ -41,7 +41,7 @@ const std::vector<Component>& LayerTable() {
        "GGUF files: container, dequantizers, Llama models, the tokenizer a GGUF carries (float "
        "side; engine.io for MappedFile)"},
       {"checkpoint",
-       {"engine.io", "base"},
+       {"engine.io", "os", "base"},
        "Hugging Face checkpoints: reader, validation, synthetic BF16 checkpoints (float side)",
        {{"engine.io",
          {"engine/safetensors.h",       // the container: MappedFile, ParseSafetensors, DType
@@ -138,6 +138,50 @@ std::vector<std::pair<int, std::string>> QuotedIncludesWithLines(std::string_vie
     if (close == std::string_view::npos) continue;
     out.emplace_back(line_number, std::string(line.substr(open + 1, close - open - 1)));
     if (end == text.size()) break;
+  }
+  return out;
+}
+
+std::vector<std::pair<int, std::string>> OsSpecificLines(std::string_view text) {
+  static const char* const kMarkers[] = {
+      "__linux__", "__APPLE__",     "__MACH__",  "_WIN32",         "\"/proc/",
+      "\"/sys/",   "sysctl",        "getauxval", "sys/auxv.h",     "affinity(",
+      "madvise",   "MADV_",         "getrusage", "sys/resource.h", "_NSGetExecutablePath",
+      "mach-o/",   "boost/process", "fork(",     "posix_spawn",    "execv"};
+  std::vector<std::pair<int, std::string>> out;
+  int line_number = 0;
+  bool in_block_comment = false;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    std::string code(text.substr(at, end - at));
+    ++line_number;
+    at = end + 1;
+    // Drop comments: the rest of a block comment, /* ... */ spans, and // to the end of the line.
+    std::string kept;
+    for (size_t i = 0; i < code.size(); ++i) {
+      if (in_block_comment) {
+        if (code.compare(i, 2, "*/") == 0) {
+          in_block_comment = false;
+          ++i;
+        }
+        continue;
+      }
+      if (code.compare(i, 2, "/*") == 0) {
+        in_block_comment = true;
+        ++i;
+        continue;
+      }
+      if (code.compare(i, 2, "//") == 0) break;
+      kept.push_back(code[i]);
+    }
+    for (const char* marker : kMarkers) {
+      if (kept.find(marker) != std::string::npos) {
+        out.emplace_back(line_number, marker);
+        break;
+      }
+    }
   }
   return out;
 }

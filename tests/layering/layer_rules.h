@@ -46,4 +46,11 @@ std::vector<std::pair<int, std::string>> QuotedIncludesWithLines(std::string_vie
 // use. Includes that name no module (a sibling file, a system header in quotes) are ignored.
 std::vector<Violation> CheckFile(const std::string& file, std::string_view text);
 
+// The lines of `text` (1-based, with the marker found) that are OS-specific code: an OS
+// conditional (__linux__, __APPLE__, ...), a /proc or /sys path, or a call or header only some
+// systems have (sysctl, getauxval, thread affinity, madvise, getrusage, process spawning).
+// Comments are not code. Such lines belong in os/ (one interface per concern, docs/
+// architecture.md); everywhere else asks os/.
+std::vector<std::pair<int, std::string>> OsSpecificLines(std::string_view text);
+
 }  // namespace dv::layering

@@ -193,6 +193,52 @@ TEST(Layering, TheCoreIncludesNoThirdPartyHeaders) {
   EXPECT_TRUE(found.empty()) << "third-party headers in the integer core:\n" << all;
 }
 
+// OS-specific code lives in os/ only (docs/architecture.md, "os"): the checker on planted lines
+// first, so that a pass on the tree is not vacuous.
+TEST(LayeringRules, FindsPlantedOsSpecificCode) {
+  const std::string planted =
+      "#include <sys/resource.h>\n"
+      "// reads /proc/self/status in a comment: not code\n"
+      "#if defined(__linux__)\n"
+      "  std::FILE* f = std::fopen(\"/proc/self/status\", \"r\");\n"
+      "/* sysctl in a block comment\n"
+      "   still a comment: getauxval */ int x = 0;\n"
+      "  ::madvise(p, n, MADV_HUGEPAGE);  // advice\n"
+      "  sched_setaffinity(0, sizeof(set), &set);\n";
+  const auto found = OsSpecificLines(planted);
+  ASSERT_EQ(found.size(), 5u);
+  EXPECT_EQ(found[0], (std::pair<int, std::string>{1, "sys/resource.h"}));
+  EXPECT_EQ(found[1], (std::pair<int, std::string>{3, "__linux__"}));
+  EXPECT_EQ(found[2], (std::pair<int, std::string>{4, "\"/proc/"}));
+  EXPECT_EQ(found[3].first, 7);
+  EXPECT_EQ(found[4], (std::pair<int, std::string>{8, "affinity("}));
+  EXPECT_TRUE(OsSpecificLines("int CpuCount();  // sched_getaffinity on Linux\n").empty());
+}
+
+TEST(Layering, OsSpecificCodeLivesInOs) {
+  const fs::path root = DV_SOURCE_ROOT;
+  std::vector<std::string> found;
+  size_t os_files = 0, os_lines = 0;
+  for (const std::string& file : SourceFiles(root)) {
+    const auto lines = OsSpecificLines(ReadText(root / file));
+    if (ComponentOf(file) == "os") {
+      ++os_files;
+      os_lines += lines.size();
+      continue;
+    }
+    for (const auto& [line, marker] : lines) {
+      found.push_back(file + ":" + std::to_string(line) + ": " + marker);
+    }
+  }
+  // os/ itself is where the markers are: the scan sees them there.
+  EXPECT_GE(os_files, 8u);
+  EXPECT_GE(os_lines, 10u);
+  std::string all;
+  for (const std::string& f : found) all += "  " + f + "\n";
+  EXPECT_TRUE(found.empty()) << "OS-specific code outside os/ (ask an os/ interface instead):\n"
+                             << all;
+}
+
 // The diagram in docs/ names every component of the table.
 TEST(Layering, TheDiagramNamesEveryComponent) {
   const std::string doc = ReadText(fs::path(DV_SOURCE_ROOT) / "docs/architecture.md");
