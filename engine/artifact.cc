@@ -244,6 +244,25 @@ LayerWeights LoadLayer(TensorTable& t, const ModelConfig& c, const LayerShifts& 
   return l;
 }
 
+// The tensors outside the layers -- embedding, head, RoPE tables -- checked against the config's
+// shapes. max_pos is the RoPE table's own row count (config.json's is ignored), after which the
+// shape as a whole is bounded.
+void LoadGlobalTensors(TensorTable& t, ModelWeights& w, const std::string& config_path,
+                       const std::string& model_path) {
+  ModelConfig& c = w.config;
+  const int64_t H = c.hidden, V = c.vocab, d = c.head_dim;
+  w.embed_e8 = t.I8("embed.e8", {V, H});
+  w.embed_m = t.Ints("embed.m", DType::kI64, {V});
+  w.embed_k = t.Shifts("embed.k", {V});
+  w.head_w8t = t.I8("head.w8t", {H, V});
+  w.head_m = t.Ints("head.m", DType::kI64, {V});
+  c.max_pos = t.Rows("rope.cos");
+  if (c.max_pos <= 0) Fail(model_path, "tensor 'rope.cos' has no rows");
+  if (const char* why = CheckShapeBounds(c)) Fail(config_path, why);
+  w.rope_cos = ToInt16(t.Ints("rope.cos", DType::kI16, {c.max_pos, d}));
+  w.rope_sin = ToInt16(t.Ints("rope.sin", DType::kI16, {c.max_pos, d}));
+}
+
 }  // namespace
 
 // The stages: config.json (dimensions and shifts, bounded), the mapped safetensors file (its
@@ -267,19 +286,7 @@ std::unique_ptr<Artifact> Artifact::Load(const std::string& dir) {
   t.CheckAllIntegers();
   a->sha256_ = Sha256Hex(a->file_.bytes());
 
-  const int64_t H = c.hidden, V = c.vocab, d = c.head_dim;
-  w.embed_e8 = t.I8("embed.e8", {V, H});
-  w.embed_m = t.Ints("embed.m", DType::kI64, {V});
-  w.embed_k = t.Shifts("embed.k", {V});
-  w.head_w8t = t.I8("head.w8t", {H, V});
-  w.head_m = t.Ints("head.m", DType::kI64, {V});
-  // RoPE tables: [max_pos, d] int16; max_pos is the table's own row count (config's is ignored).
-  c.max_pos = t.Rows("rope.cos");
-  if (c.max_pos <= 0) Fail(model_path, "tensor 'rope.cos' has no rows");
-  if (const char* why = CheckShapeBounds(c)) Fail(config_path, why);
-  w.rope_cos = ToInt16(t.Ints("rope.cos", DType::kI16, {c.max_pos, d}));
-  w.rope_sin = ToInt16(t.Ints("rope.sin", DType::kI16, {c.max_pos, d}));
-
+  LoadGlobalTensors(t, w, config_path, model_path);
   for (int64_t i = 0; i < c.n_layers; ++i) {
     w.layers.push_back(LoadLayer(t, c, config.layers[static_cast<size_t>(i)], i));
   }

@@ -250,18 +250,8 @@ void PrintTable(const Scenario& scenario, const RunContext& ctx,
   std::printf("results recorded in %s\n", o.db_path.c_str());
 }
 
-}  // namespace
-
-int RunScenario(const RunnerOptions& o) {
-  const Scenario scenario = LoadScenario(o.scenario_path);
-  const std::vector<const Configuration*> selected =
-      SelectConfigurations(scenario, o.configs, o.scenario_path);
-
-  // Open the DB first: a bad DB path fails before minutes of work.
-  db::RunStore store = db::RunStore::Open(o.db_path);
-  Progress progress(stderr);
-
-  // Stage 2: everything the rows share, resolved once (a bad prompt fails here, early).
+// Stage 2: everything the rows share, resolved once (a bad prompt fails here, early).
+RunContext ResolveContext(const Scenario& scenario) {
   RunContext ctx;
   ctx.model = ResolveModel(scenario);
   ctx.prompt = ResolvePromptWithTokenizer(scenario, *ctx.model.artifact);
@@ -271,27 +261,51 @@ int RunScenario(const RunnerOptions& o) {
                   ctx.model.artifact->config_sha256()};
   ctx.scenario = {"", scenario.name, CanonicalScenarioText(scenario)};
   ctx.scenario.id = db::ComputeScenarioId(ctx.scenario);
+  return ctx;
+}
+
+// Stage 3 for configuration `i` of `n`: run it (timed), record its row in one transaction,
+// report how it ended on the progress line.
+db::RunRecord RunAndRecord(const Scenario& scenario, const Configuration& c, size_t i, size_t n,
+                           const RunContext& ctx, const std::string& self_exe, db::RunStore& store,
+                           Progress& progress) {
+  progress.Start(i, n, c.name);
+  const auto t0 = std::chrono::steady_clock::now();
+  db::RunRecord run = RunConfiguration(scenario, c, ctx, self_exe, progress);
+  run.wall_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+          .count();
+  store.RecordRun(run);
+  const std::string status(KindName(run.status));
+  progress.Finish(run.status == RunStatus::kSkipped
+                      ? "skipped: " + run.status_detail
+                      : status + (run.status_detail.empty() ? "" : " (" + run.status_detail + ")"),
+                  run.n_steps, run.wall_ms);
+  return run;
+}
+
+}  // namespace
+
+// scenario -> selected configurations -> DB -> shared context -> each row run and recorded ->
+// the table (stage 4).
+int RunScenario(const RunnerOptions& o) {
+  const Scenario scenario = LoadScenario(o.scenario_path);
+  const std::vector<const Configuration*> selected =
+      SelectConfigurations(scenario, o.configs, o.scenario_path);
+
+  // Open the DB first: a bad DB path fails before minutes of work.
+  db::RunStore store = db::RunStore::Open(o.db_path);
+  Progress progress(stderr);
+  const RunContext ctx = ResolveContext(scenario);
   PrintHeader(scenario, ctx, o.json ? stderr : stdout);
 
   int exit_code = kExitOk;
   std::vector<db::RunRecord> records;
   for (size_t i = 0; i < selected.size(); ++i) {
-    const Configuration& c = *selected[i];
-    progress.Start(i, selected.size(), c.name);
-    const auto t0 = std::chrono::steady_clock::now();
-    db::RunRecord run = RunConfiguration(scenario, c, ctx, o.self_exe, progress);
-    run.wall_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
-            .count();
-    if (run.status != RunStatus::kOk && run.status != RunStatus::kSkipped) exit_code = kExitVerdict;
-    store.RecordRun(run);
-    const std::string status(KindName(run.status));
-    progress.Finish(
-        run.status == RunStatus::kSkipped
-            ? "skipped: " + run.status_detail
-            : status + (run.status_detail.empty() ? "" : " (" + run.status_detail + ")"),
-        run.n_steps, run.wall_ms);
-    records.push_back(std::move(run));
+    records.push_back(
+        RunAndRecord(scenario, *selected[i], i, selected.size(), ctx, o.self_exe, store, progress));
+    const RunStatus status = records.back().status;
+    if (status != RunStatus::kOk && status != RunStatus::kSkipped) exit_code = kExitVerdict;
   }
   PrintTable(scenario, ctx, records, o);
   return exit_code;

@@ -59,42 +59,49 @@ ExpectEntry ParseEntry(const nlohmann::json& entry, const std::string& where) {
   return e;
 }
 
-// One scenario's gate: its verdict judged with the --expect entries for it (verdict/verdict.h),
-// as JUnit-shaped cases.
-ScenarioGate GateScenario(const ScenarioResults& s, const std::vector<ExpectEntry>* expect) {
+// Stage 1: the scenario's verdict -- the one the fleet results carry, or, with --expect, judged
+// again with the entries that name this scenario or none (verdict/verdict.h).
+verdict::ScenarioVerdict JudgeWithExpectations(const ScenarioResults& s,
+                                               const std::vector<ExpectEntry>* expect) {
+  if (expect == nullptr) return s.verdict;
   std::vector<verdict::ExpectedHashes> mine;
-  if (expect != nullptr) {
-    for (const ExpectEntry& e : *expect) {
-      if (e.scenario.empty() || e.scenario == s.scenario.name) mine.push_back(e.hashes);
-    }
+  for (const ExpectEntry& e : *expect) {
+    if (e.scenario.empty() || e.scenario == s.scenario.name) mine.push_back(e.hashes);
   }
-  const verdict::ScenarioVerdict v =
-      expect != nullptr ? verdict::JudgeScenario(s.runs, s.published, &mine) : s.verdict;
+  return verdict::JudgeScenario(s.runs, s.published, &mine);
+}
+
+// Stage 2: row `i` as a JUnit-shaped case, its outcome the verdict's.
+GateCase CaseOf(const ScenarioResults& s, const verdict::ScenarioVerdict& v, size_t i) {
+  const db::RunRecord& r = s.runs[i];
+  const verdict::RowVerdict& row = v.rows[i];
+  GateCase c;
+  c.name = v.row_names[i];
+  c.configuration = r.configuration;
+  c.device = s.table.rows[i].device;
+  c.engine = std::string(KindName(r.engine));
+  c.backend = std::string(KindName(r.backend));
+  c.status = std::string(KindName(r.status));
+  c.logits_chain = r.final_logits_chain.value_or("");
+  c.token_chain = r.final_token_chain.value_or("");
+  c.steps = r.n_steps;
+  c.message = row.message;
+  c.outcome = row.failed ? CaseOutcome::kFail
+              : row.outcome == verdict::RowOutcome::kSkipped ||
+                      row.outcome == verdict::RowOutcome::kContrast
+                  ? CaseOutcome::kSkipped
+                  : CaseOutcome::kPass;
+  return c;
+}
+
+// One scenario's gate: judged (stage 1), its rows as cases (stage 2), the verdict's summary.
+ScenarioGate GateScenario(const ScenarioResults& s, const std::vector<ExpectEntry>* expect) {
+  const verdict::ScenarioVerdict v = JudgeWithExpectations(s, expect);
   ScenarioGate g;
   g.label = s.label;
   g.steps = s.steps;
   if (v.baseline) g.baseline = v.row_names[*v.baseline];
-  for (size_t i = 0; i < s.runs.size(); ++i) {
-    const db::RunRecord& r = s.runs[i];
-    const verdict::RowVerdict& row = v.rows[i];
-    GateCase c;
-    c.name = v.row_names[i];
-    c.configuration = r.configuration;
-    c.device = s.table.rows[i].device;
-    c.engine = std::string(KindName(r.engine));
-    c.backend = std::string(KindName(r.backend));
-    c.status = std::string(KindName(r.status));
-    c.logits_chain = r.final_logits_chain.value_or("");
-    c.token_chain = r.final_token_chain.value_or("");
-    c.steps = r.n_steps;
-    c.message = row.message;
-    c.outcome = row.failed ? CaseOutcome::kFail
-                : row.outcome == verdict::RowOutcome::kSkipped ||
-                        row.outcome == verdict::RowOutcome::kContrast
-                    ? CaseOutcome::kSkipped
-                    : CaseOutcome::kPass;
-    g.cases.push_back(std::move(c));
-  }
+  for (size_t i = 0; i < s.runs.size(); ++i) g.cases.push_back(CaseOf(s, v, i));
   g.problems = v.problems;
   g.notes = v.notes;
   g.int8_ok = v.int8_with_hashes;
