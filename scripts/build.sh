@@ -4,4 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "$@"
-cmake --build build -j "$(nproc)"
+# nproc is GNU coreutils; macOS says hw.ncpu.
+cmake --build build -j "$(nproc 2> /dev/null || sysctl -n hw.ncpu 2> /dev/null || echo 2)"

