@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds with warnings as errors and runs every test (labels: unit compat golden determinism e2e
-# slow; cuda tests are skipped, visibly, without a GPU). Extra arguments go to ctest, e.g.
-# scripts/test.sh -L unit.
+# slow; a test that needs what this machine lacks, such as the real SmolLM2 model, skips and says
+# why). Extra arguments go to ctest, e.g. scripts/test.sh -L unit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh -DDETVERIFY_WERROR=ON
