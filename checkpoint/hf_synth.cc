@@ -88,7 +88,7 @@ int LinearShift(int64_t fan_in) {
 
 class TensorMaker {
  public:
-  TensorMaker(const FloatModelConfig& c, uint64_t seed) : c_(c), seed_(seed) {
+  TensorMaker(const FloatModelConfig& c, uint64_t seed) : seed_(seed) {
     SplitMix64 rng = TensorStream(seed, "synthetic.norm_outlier_channels");
     norm_outliers_ = DistinctIndices(rng, c.hidden, std::max<int64_t>(2, c.hidden / 256));
   }
@@ -163,7 +163,6 @@ class TensorMaker {
     return out;
   }
 
-  const FloatModelConfig& c_;
   uint64_t seed_;
   std::vector<int64_t> norm_outliers_;
 };

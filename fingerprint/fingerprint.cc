@@ -62,7 +62,8 @@ nlohmann::json X86Features() {
   bool sse4_2 = false, fma = false, avx2 = false, avx512f = false, avx512bw = false,
        avx512vl = false, avx512_vnni = false, avx_vnni = false;
   unsigned int eax = 0, ebx = 0, ecx = 0, edx = 0;
-  const unsigned int max_leaf = __get_cpuid_max(0, nullptr);
+  // GCC declares it unsigned, clang int.
+  const auto max_leaf = static_cast<unsigned int>(__get_cpuid_max(0, nullptr));
   if (max_leaf >= 1) {
     __cpuid(1, eax, ebx, ecx, edx);
     sse4_2 = (ecx & (1u << 20)) != 0;

@@ -15,8 +15,7 @@ namespace dv::gguf {
 namespace {
 
 constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read as a little-endian uint32
-constexpr uint32_t kDefaultAlignment = 32;
-constexpr uint32_t kMaxDims = 4;  // GGML_MAX_DIMS
+constexpr uint32_t kMaxDims = 4;         // GGML_MAX_DIMS
 
 // Smallest encodings, used to bound counts by the bytes left before anything is allocated.
 constexpr uint64_t kMinKvBytes = 8 + 4 + 1;              // empty key, type, a one-byte value

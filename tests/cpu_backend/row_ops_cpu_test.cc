@@ -19,7 +19,7 @@ const std::vector<int64_t> kLengths = {1,  2,  3,  7,  8,   9,   15,  16,   17,
 
 class RowOpsCpu : public test::IsaTest {
  protected:
-  const RowOps plain_;
+  const RowOps plain_{};
   // Constructed before SetUp can skip; a level this CPU lacks may have no kernels in this build.
   const CpuRowOps fast_{CpuSupports(GetParam()) ? GetParam() : CpuIsa::kScalar};
 };

@@ -231,8 +231,11 @@ std::optional<std::string> FloatSymbolRule(std::string_view name) {
 DisassemblyScan ScanDisassembly(std::string_view objdump_output) {
   static const std::regex object_re(R"(^(\S.*):\s+file format (\S+)\s*$)");
   static const std::regex function_re(R"(^[0-9a-fA-F]+ <(.*)>:\s*$)");
-  static const std::regex insn_re(R"(^\s*[0-9a-fA-F]+:\t(.*)$)");
-  static const std::regex reloc_re(R"(^\s*[0-9a-fA-F]+: (R_\S+)\s+(.+)$)");
+  // GNU objdump: "  20:\tmulsd  %xmm1,%xmm0"; LLVM's (clang builds, macOS): "      20:
+  // \tmulsd\t..." with relocations on lines of their own, "\t\t0000000000000021:
+  // R_X86_64_PLT32\tsqrt-0x4".
+  static const std::regex insn_re(R"(^\s*[0-9a-fA-F]+: *\t(.*)$)");
+  static const std::regex reloc_re(R"(^\s*[0-9a-fA-F]+:\s+(R_\S+)\s+(.+)$)");
   static const std::regex inline_reloc_re(R"(^\s*[0-9a-fA-F]+: R_\S+\s*$)");
   static const std::regex raw_bytes_re(R"(^[0-9a-fA-F]{2}( [0-9a-fA-F]{2})*\s*$)");
   DisassemblyScan scan;

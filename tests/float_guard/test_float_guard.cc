@@ -185,6 +185,36 @@ TEST(FloatGuardClassifier, ParsesAarch64ObjdumpListing) {
             "matmul_i8_neon.cc.o in dv::Leak(double): reference to sqrt  [math library]");
 }
 
+// The same scan reads LLVM's objdump (what a clang build finds, and all a Mac has): spaces before
+// the tab after the address, a tab between mnemonic and operands, relocations on lines of their
+// own with two spaces after the offset.
+TEST(FloatGuardClassifier, ParsesLlvmObjdumpListing) {
+  const std::string listing =
+      "libdv_float_guard_canary.a(canary.cc.o):\tfile format elf64-x86-64\n"
+      "\n"
+      "Disassembly of section .text:\n"
+      "\n"
+      "0000000000000000 <DvCanaryDoubleMultiply>:\n"
+      "       0:      \tmulsd\t%xmm1, %xmm0\n"
+      "       4:      \tretq\n"
+      "\n"
+      "0000000000000010 <dv::Ints(long)>:\n"
+      "      10:      \tvpaddd\t%ymm1, %ymm0, %ymm0\n"
+      "      14:      \tjmp\t0x24 <dv::Ints(long)+0x14>\n"
+      "\t\t0000000000000015:  R_X86_64_PLT32\tmemcpy-0x4\n"
+      "      19:      \tjmp\t0x24 <dv::Ints(long)+0x14>\n"
+      "\t\t000000000000001a:  R_X86_64_PLT32\tsqrt-0x4\n";
+  const DisassemblyScan scan = ScanDisassembly(listing);
+  EXPECT_EQ(scan.functions, 2);
+  EXPECT_EQ(scan.instructions, 5);
+  ASSERT_EQ(scan.findings.size(), 2u) << Report(scan.findings);
+  EXPECT_EQ(scan.findings[0].function, "DvCanaryDoubleMultiply");
+  EXPECT_EQ(scan.findings[0].rule, "float arithmetic");
+  EXPECT_EQ(Describe(scan.findings[1]),
+            "libdv_float_guard_canary.a(canary.cc.o) in dv::Ints(long): reference to sqrt  [math "
+            "library]");
+}
+
 // A fixed listing in objdump's format: object, function and instruction are attributed, prefixes
 // skipped, integer SIMD and moves ignored, a relocation to libm reported.
 TEST(FloatGuardClassifier, ParsesObjdumpListing) {
