@@ -75,7 +75,7 @@ TEST(LongContext, Context4096EveryPathEveryStep) {
     std::vector<std::unique_ptr<KvCache>> caches;
     std::vector<ForwardRow> rows;
     for (size_t i = 0; i < others.size(); ++i) {
-      caches.push_back(std::make_unique<KvCache>(a.weights().config, kContext));
+      caches.push_back(std::make_unique<KvCache>(a.weights().config, kContext, *cpu));
       rows.push_back({caches.back().get(), prompt.data(), kPromptTokens - 1, nullptr, nullptr});
     }
     if (!rows.empty()) best.Forward(rows);
