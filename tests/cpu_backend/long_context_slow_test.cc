@@ -97,13 +97,8 @@ TEST(LongContext, Context4096EveryPathEveryStep) {
   }
   clock.Lap("cpu, the other ISA levels' decode steps");
 
-  CoPromptSpec spec;
-  spec.seed = 4096;
-  spec.count = 7;
-  spec.min_len = 1024;
-  spec.max_len = 3072;
-  spec.min_id = 0;
-  spec.max_id = vocab - 1;
+  const CoPromptSpec spec{
+      .seed = 4096, .count = 7, .min_len = 1024, .max_len = 3072, .min_id = 0, .max_id = vocab - 1};
   constexpr size_t kOurs = 3;
   const Case batch{ComposeBatch(prompt, MakeCoPrompts(spec, vocab), kOurs), kSteps, 0};
   ASSERT_EQ(batch.rows[kOurs], prompt);
