@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <type_traits>
 
 #include "build_info.h"
 #include "cli/command.h"
@@ -41,7 +42,8 @@ struct BenchOptions {
   std::string isa;                       // cpu backend: force an ISA level
   std::string prefill = "64,512";        // prompt lengths
   std::string decode_batches = "1,4,8";  // rows decoded together
-  int64_t context = 64;                  // tokens each decode row holds before the timed steps
+  std::string context = "64";            // tokens each decode row holds before the timed steps
+  std::string scaling = "1,2,all";       // thread counts of the scaling table (cpu backend)
   int64_t decode_steps = 64;             // timed decode calls per batch
   int repeats = 3;                       // runs per measurement; the median is reported
   int64_t bandwidth_mib = 1024;          // size of the bandwidth probe's buffer
@@ -141,6 +143,38 @@ double PrefillSeconds(Model& model, int64_t tokens, uint64_t seed) {
   return Seconds(t0);
 }
 
+// Decode rows of the integer engine that hold more tokens than this get their context as seeded
+// random K/V bytes instead of a prefill: a decode step reads every slot whatever it holds, so its
+// cost depends on the context's length, not its values, and a batch of 4,096-token contexts is
+// ready in a moment instead of minutes. The float engine always prefills.
+constexpr int64_t kMaxPrefilledContext = 512;
+
+bool ContextFilled(const BenchOptions& o, int64_t context) {
+  return o.engine == "int8" && context > kMaxPrefilledContext;
+}
+
+// Writes `context` slots of seeded random int8 K/V bytes into every (layer, KV head) of `cache`.
+void FillCacheRandom(const ModelConfig& c, int64_t context, uint64_t seed, KvCache& cache) {
+  std::vector<int8_t> k8(static_cast<size_t>(c.head_dim)), v8(k8.size());
+  uint64_t x = seed;
+  auto next_byte = [&x]() {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;  // an LCG is plenty for filler
+    return static_cast<int8_t>(x >> 56);
+  };
+  for (int64_t layer = 0; layer < c.n_layers; ++layer) {
+    for (int64_t h = 0; h < c.n_kv_heads; ++h) {
+      for (int64_t slot = 0; slot < context; ++slot) {
+        for (size_t j = 0; j < k8.size(); ++j) {
+          k8[j] = next_byte();
+          v8[j] = next_byte();
+        }
+        cache.Write(layer, h, slot, k8.data(), v8.data());
+      }
+    }
+  }
+  cache.Advance(context);
+}
+
 // Decodes `steps` tokens in each of `batch` rows that already hold `context` tokens; returns the
 // seconds of the decode calls only (greedy pick included).
 template <typename Model>
@@ -152,18 +186,31 @@ double DecodeSeconds(Model& model, int64_t batch, int64_t context, int64_t steps
   std::vector<std::vector<typename T::Logit>> logits;
   std::vector<int32_t> next(static_cast<size_t>(batch));
   std::vector<typename T::Row> rows;
+  bool filled = false;
+  if constexpr (std::is_same_v<Model, IntQwen3>) filled = context > kMaxPrefilledContext;
   for (int64_t r = 0; r < batch; ++r) {
+    const uint64_t row_seed = seed + static_cast<uint64_t>(r);
     caches.push_back(T::MakeCache(model, context + steps));
-    prompts.push_back(BenchTokens(context, c.vocab, seed + static_cast<uint64_t>(r)));
+    prompts.push_back(BenchTokens(filled ? 1 : context, c.vocab, row_seed));
     logits.emplace_back(static_cast<size_t>(c.vocab));
-    rows.push_back(
-        {caches.back().get(), prompts.back().data(), context, logits.back().data(), nullptr});
+    rows.push_back({caches.back().get(), prompts.back().data(), filled ? 1 : context,
+                    logits.back().data(), nullptr});
+    if constexpr (std::is_same_v<Model, IntQwen3>) {
+      if (filled) FillCacheRandom(c, context, row_seed, *caches.back());
+    }
   }
-  model.Forward(rows);
-  for (int64_t r = 0; r < batch; ++r) {
-    next[static_cast<size_t>(r)] = model.GreedyPick(logits[static_cast<size_t>(r)].data());
-    rows[static_cast<size_t>(r)].ids = &next[static_cast<size_t>(r)];
-    rows[static_cast<size_t>(r)].n_tokens = 1;
+  if (filled) {
+    for (int64_t r = 0; r < batch; ++r) {
+      next[static_cast<size_t>(r)] = prompts[static_cast<size_t>(r)][0];
+      rows[static_cast<size_t>(r)].ids = &next[static_cast<size_t>(r)];
+    }
+  } else {
+    model.Forward(rows);
+    for (int64_t r = 0; r < batch; ++r) {
+      next[static_cast<size_t>(r)] = model.GreedyPick(logits[static_cast<size_t>(r)].data());
+      rows[static_cast<size_t>(r)].ids = &next[static_cast<size_t>(r)];
+      rows[static_cast<size_t>(r)].n_tokens = 1;
+    }
   }
   const auto t0 = Clock::now();
   for (int64_t s = 0; s < steps; ++s) {
@@ -182,15 +229,40 @@ double GBps(const ReadBandwidthSample& s) {
 // ---- Stage 1: the options, checked before anything is measured. ----------------------------
 
 struct BenchPlan {
-  std::vector<int64_t> prefill;  // prompt lengths
-  std::vector<int64_t> batches;  // decode batch sizes
+  std::vector<int64_t> prefill;   // prompt lengths
+  std::vector<int64_t> batches;   // decode batch sizes
+  std::vector<int64_t> contexts;  // decode contexts
+  std::vector<int> scaling;       // thread counts of the scaling table (empty: none)
 };
+
+// The thread counts of the scaling table: --scaling's list with "all" = every CPU this process
+// may run on, sorted, without repeats. Empty for "off" and where the table does not apply (the
+// reference backend has one thread; the float engine's threads belong to OpenBLAS).
+std::vector<int> ScalingThreads(const BenchOptions& o) {
+  if (o.scaling == "off" || o.scaling.empty() || o.engine != "int8" || o.backend != "cpu") {
+    return {};
+  }
+  std::vector<int> out;
+  std::stringstream in(o.scaling);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item.empty()) continue;
+    if (item == "all") {
+      out.push_back(CpuBackendDefaultThreads());
+      continue;
+    }
+    const std::vector<int64_t> n = ParseList(item, "--scaling");
+    if (n[0] > 1024) throw UsageError("--scaling: '" + item + "' is more than 1024 threads");
+    out.push_back(static_cast<int>(n[0]));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
 
 BenchPlan CheckOptions(const BenchOptions& o) {
   if (o.repeats < 1) throw UsageError("--repeats must be at least 1");
-  if (o.context < 1 || o.decode_steps < 1) {
-    throw UsageError("--context and --decode-steps must be at least 1");
-  }
+  if (o.decode_steps < 1) throw UsageError("--decode-steps must be at least 1");
   if (o.bandwidth_mib < kMinProbeMib) {
     throw UsageError("--bandwidth-mib must be at least " + std::to_string(kMinProbeMib) +
                      " (the probe must not fit a cache)");
@@ -204,7 +276,10 @@ BenchPlan CheckOptions(const BenchOptions& o) {
       throw UsageError("--isa applies to the cpu backend only");
     }
   }
-  return {ParseList(o.prefill, "--prefill"), ParseList(o.decode_batches, "--decode-batch")};
+  BenchPlan plan{ParseList(o.prefill, "--prefill"), ParseList(o.decode_batches, "--decode-batch"),
+                 ParseList(o.context, "--context"), ScalingThreads(o)};
+  if (plan.contexts.empty()) throw UsageError("--context: give at least one length");
+  return plan;
 }
 
 // ---- Stage 2: the measurements. ------------------------------------------------------------
@@ -216,7 +291,15 @@ struct PrefillResult {
 
 struct DecodeResult {
   int64_t batch = 0;
+  int64_t context = 0;
   double median_s = 0, best_s = 0;
+};
+
+// One row of the scaling table: the first prefill length, batch-1 decode and the largest decode
+// batch at the first context, at `threads` threads (medians of --repeats runs, tokens/s).
+struct ScalingRow {
+  int threads = 0;
+  double prefill = 0, decode_b1 = 0, decode_bn = 0;
 };
 
 // Everything a bench run measured, and the facts of what it measured.
@@ -235,9 +318,11 @@ struct BenchRun {
   ReadBandwidthSample bw_huge, bw_small, bw_late;
   double best_probe_gbps = 0;  // the best pass of every probe: the roofline's bandwidth
   double paired_fraction = 0;  // median over b1 runs of tokens/s / roofline at that moment
-  double b1_tokens_per_s = 0;
+  double b1_tokens_per_s = 0;  // at the first context
   std::vector<PrefillResult> prefill;
   std::vector<DecodeResult> decode;
+  int64_t scaling_prefill = 0, scaling_context = 0, scaling_batch = 1;
+  std::vector<ScalingRow> scaling;
   int64_t peak_rss = 0;
   bool peak_reset = false;
 
@@ -249,6 +334,7 @@ struct BenchProgress {
   std::function<void(const BenchRun&)> loaded;
   std::function<void(const BenchRun&, const PrefillResult&)> prefilled;
   std::function<void(const BenchRun&, const DecodeResult&)> decoded;
+  std::function<void(const BenchRun&, const ScalingRow&)> scaled;
 };
 
 // The model under test, whichever engine: its measurements as closures, and what the report says
@@ -328,6 +414,43 @@ BenchModel LoadFloatModel(const BenchOptions& o, BenchRun& run) {
   return bm;
 }
 
+// Batch-1 decode tokens/s at `context` (0 when the run has none).
+double B1At(const BenchOptions& o, const BenchRun& run, int64_t context) {
+  for (const DecodeResult& d : run.decode) {
+    if (d.batch == 1 && d.context == context) {
+      return static_cast<double>(o.decode_steps) / d.median_s;
+    }
+  }
+  return 0.0;
+}
+
+ScalingRow MeasureScaling(const BenchOptions& o, const BenchRun& run, int threads, uint64_t& seed) {
+  BenchOptions ot = o;
+  ot.threads = threads;
+  BenchRun unused;
+  const BenchModel m = LoadIntModel(ot, unused);
+  ScalingRow row;
+  row.threads = threads;
+  auto median_tps = [&](const std::function<double()>& once, double tokens) {
+    std::vector<double> runs;
+    for (int r = 0; r < o.repeats; ++r) runs.push_back(once());
+    return tokens / Median(runs);
+  };
+  if (run.scaling_prefill > 0) {
+    row.prefill = median_tps([&] { return m.prefill(run.scaling_prefill, seed++); },
+                             static_cast<double>(run.scaling_prefill));
+  }
+  row.decode_b1 =
+      median_tps([&] { return m.decode(1, run.scaling_context, o.decode_steps, seed++); },
+                 static_cast<double>(o.decode_steps));
+  if (run.scaling_batch > 1) {
+    row.decode_bn = median_tps(
+        [&] { return m.decode(run.scaling_batch, run.scaling_context, o.decode_steps, seed++); },
+        static_cast<double>(run.scaling_batch * o.decode_steps));
+  }
+  return row;
+}
+
 BenchRun Measure(const BenchOptions& o, const BenchPlan& plan, const BenchProgress& progress) {
   BenchRun run;
   run.fingerprint = fingerprint::CollectFingerprint();
@@ -347,7 +470,7 @@ BenchRun Measure(const BenchOptions& o, const BenchPlan& plan, const BenchProgre
   run.peak_reset = ResetPeakRss();
   const auto t_load = Clock::now();
   const int64_t huge_before = os::AnonHugePageBytes();
-  const BenchModel bm = o.engine == "float" ? LoadFloatModel(o, run) : LoadIntModel(o, run);
+  BenchModel bm = o.engine == "float" ? LoadFloatModel(o, run) : LoadIntModel(o, run);
   run.load_s = Seconds(t_load);
   run.weights_in_huge_pages =
       huge_before >= 0 && os::AnonHugePageBytes() >= 0 ? os::AnonHugePageBytes() - huge_before : -1;
@@ -365,39 +488,61 @@ BenchRun Measure(const BenchOptions& o, const BenchPlan& plan, const BenchProgre
     if (progress.prefilled) progress.prefilled(run, run.prefill.back());
   }
   int64_t engine_peak = 0;  // peak RSS outside the probes (they reset the peak)
-  for (int64_t batch : plan.batches) {
-    if (o.context + o.decode_steps > bm.max_pos) {
+  for (int64_t context : plan.contexts) {
+    if (context + o.decode_steps > bm.max_pos) {
       throw UsageError("--context + --decode-steps exceeds max_pos");
     }
-    std::vector<double> runs;
-    std::vector<double> paired;  // batch 1: fraction of the roofline at the probe just before
-    for (int r = 0; r < o.repeats; ++r) {
-      double bw_now = 0.0;
-      if (batch == 1) {
-        engine_peak = std::max(engine_peak, PeakRssBytes());
-        const ReadBandwidthSample s = probe->MeasureReadBandwidth(probe_bytes / 2, 3, true);
-        if (run.peak_reset) ResetPeakRss();  // the probe's buffer is not the engine's memory
-        bw_now = GBps(s);
-        run.best_probe_gbps = std::max(run.best_probe_gbps, bw_now);
+  }
+  for (int64_t context : plan.contexts) {
+    const bool first_context = context == plan.contexts.front();
+    for (int64_t batch : plan.batches) {
+      std::vector<double> runs;
+      std::vector<double> paired;  // batch 1: fraction of the roofline at the probe just before
+      for (int r = 0; r < o.repeats; ++r) {
+        double bw_now = 0.0;
+        if (batch == 1 && first_context) {
+          engine_peak = std::max(engine_peak, PeakRssBytes());
+          const ReadBandwidthSample s = probe->MeasureReadBandwidth(probe_bytes / 2, 3, true);
+          if (run.peak_reset) ResetPeakRss();  // the probe's buffer is not the engine's memory
+          bw_now = GBps(s);
+          run.best_probe_gbps = std::max(run.best_probe_gbps, bw_now);
+        }
+        runs.push_back(bm.decode(batch, context, o.decode_steps, seed++));
+        if (batch == 1 && bw_now > 0) {
+          const double tps_run = static_cast<double>(o.decode_steps) / runs.back();
+          paired.push_back(tps_run * static_cast<double>(run.weight_bytes) / (bw_now * 1e9));
+        }
       }
-      runs.push_back(bm.decode(batch, o.context, o.decode_steps, seed++));
-      if (batch == 1 && bw_now > 0) {
-        const double tps_run = static_cast<double>(o.decode_steps) / runs.back();
-        paired.push_back(tps_run * static_cast<double>(run.weight_bytes) / (bw_now * 1e9));
+      if (!paired.empty()) run.paired_fraction = Median(paired);
+      run.decode.push_back(
+          {batch, context, Median(runs), *std::min_element(runs.begin(), runs.end())});
+      if (batch == 1 && first_context) {
+        run.b1_tokens_per_s =
+            static_cast<double>(batch * o.decode_steps) / run.decode.back().median_s;
       }
+      if (progress.decoded) progress.decoded(run, run.decode.back());
     }
-    if (!paired.empty()) run.paired_fraction = Median(paired);
-    run.decode.push_back({batch, Median(runs), *std::min_element(runs.begin(), runs.end())});
-    if (batch == 1) {
-      run.b1_tokens_per_s =
-          static_cast<double>(batch * o.decode_steps) / run.decode.back().median_s;
-    }
-    if (progress.decoded) progress.decoded(run, run.decode.back());
   }
   run.peak_rss = std::max(engine_peak, PeakRssBytes());  // before the last probe
   // The last probe: the roofline uses the best pass of all of them.
   run.bw_late = probe->MeasureReadBandwidth(probe_bytes, kProbePasses, true);
   run.best_probe_gbps = std::max(run.best_probe_gbps, GBps(run.bw_late));
+  probe.reset();
+
+  // Thread scaling: the same measurements at 1, 2 and every thread, each with its own backend
+  // and model (the one above is released first). Parallel efficiency = speed-up over the
+  // fewest threads / the thread ratio: what each added core buys.
+  if (!plan.scaling.empty()) {
+    bm = BenchModel{};
+    run.scaling_prefill = plan.prefill.empty() ? 0 : plan.prefill.front();
+    run.scaling_context = plan.contexts.front();
+    run.scaling_batch =
+        plan.batches.empty() ? 1 : *std::max_element(plan.batches.begin(), plan.batches.end());
+    for (int t : plan.scaling) {
+      run.scaling.push_back(MeasureScaling(o, run, t, seed));
+      if (progress.scaled) progress.scaled(run, run.scaling.back());
+    }
+  }
   return run;
 }
 
@@ -451,11 +596,33 @@ nlohmann::json BenchReport(const BenchOptions& o, const BenchRun& run) {
   for (const DecodeResult& d : run.decode) {
     const double tps = DecodeTokensPerS(o, d, d.median_s);
     nlohmann::json row = {
-        {"batch", d.batch},        {"context", o.context},
+        {"batch", d.batch},        {"context", d.context},
         {"steps", o.decode_steps}, {"seconds_median", d.median_s},
         {"tokens_per_s", tps},     {"tokens_per_s_best", DecodeTokensPerS(o, d, d.best_s)}};
-    if (d.batch > 1 && run.b1_tokens_per_s > 0) row["vs_batch1"] = tps / run.b1_tokens_per_s;
+    const double b1 = B1At(o, run, d.context);
+    if (d.batch > 1 && b1 > 0) row["vs_batch1"] = tps / b1;
+    if (ContextFilled(o, d.context)) row["context_filled"] = true;
     doc["decode"].push_back(row);
+  }
+  for (const ScalingRow& r : run.scaling) {
+    const ScalingRow& base = run.scaling.front();
+    const double ratio = static_cast<double>(r.threads) / base.threads;
+    auto eff = [&](double v, double v0) { return v0 > 0 ? v / v0 / ratio : 0.0; };
+    nlohmann::json jr = {{"threads", r.threads},
+                         {"context", run.scaling_context},
+                         {"decode_b1_tokens_per_s", r.decode_b1},
+                         {"decode_b1_efficiency", eff(r.decode_b1, base.decode_b1)}};
+    if (run.scaling_prefill > 0) {
+      jr["prefill_tokens"] = run.scaling_prefill;
+      jr["prefill_tokens_per_s"] = r.prefill;
+      jr["prefill_efficiency"] = eff(r.prefill, base.prefill);
+    }
+    if (run.scaling_batch > 1) {
+      jr["decode_batch"] = run.scaling_batch;
+      jr["decode_batch_tokens_per_s"] = r.decode_bn;
+      jr["decode_batch_efficiency"] = eff(r.decode_bn, base.decode_bn);
+    }
+    doc["scaling"].push_back(jr);
   }
   doc["peak_rss_bytes"] = run.peak_rss;
   doc["peak_rss_excludes_probe"] = run.peak_reset;
@@ -495,8 +662,35 @@ void RenderDecode(const BenchOptions& o, const BenchRun& run, const DecodeResult
   const double tps = DecodeTokensPerS(o, d, d.median_s);
   std::printf("decode b%-4lld %8.1f tokens/s   (median of %d; best %.1f)",
               static_cast<long long>(d.batch), tps, o.repeats, DecodeTokensPerS(o, d, d.best_s));
-  if (d.batch > 1 && run.b1_tokens_per_s > 0) {
-    std::printf("   %.2fx batch 1", tps / run.b1_tokens_per_s);
+  const double b1 = B1At(o, run, d.context);
+  if (d.batch > 1 && b1 > 0) std::printf("   %.2fx batch 1", tps / b1);
+  if (o.context != "64") {
+    std::printf("   context %lld%s", static_cast<long long>(d.context),
+                ContextFilled(o, d.context) ? " (filled)" : "");
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+void RenderScaling(const BenchRun& run, const ScalingRow& r) {
+  const ScalingRow& base = run.scaling.front();
+  if (&r == &base) {
+    std::printf(
+        "scaling       prefill %lld, decode b1 and b%lld at context %lld by thread count "
+        "(efficiency: speed-up over %d thread%s / thread ratio)\n",
+        static_cast<long long>(run.scaling_prefill), static_cast<long long>(run.scaling_batch),
+        static_cast<long long>(run.scaling_context), base.threads, base.threads == 1 ? "" : "s");
+  }
+  const double ratio = static_cast<double>(r.threads) / base.threads;
+  auto eff = [&](double v, double v0) { return v0 > 0 ? 100.0 * v / v0 / ratio : 0.0; };
+  std::printf("  %3d threads", r.threads);
+  if (run.scaling_prefill > 0) {
+    std::printf("   prefill %8.1f tok/s (%3.0f%%)", r.prefill, eff(r.prefill, base.prefill));
+  }
+  std::printf("   decode b1 %6.1f tok/s (%3.0f%%)", r.decode_b1, eff(r.decode_b1, base.decode_b1));
+  if (run.scaling_batch > 1) {
+    std::printf("   decode b%lld %7.1f tok/s (%3.0f%%)", static_cast<long long>(run.scaling_batch),
+                r.decode_bn, eff(r.decode_bn, base.decode_bn));
   }
   std::printf("\n");
   std::fflush(stdout);
@@ -520,9 +714,9 @@ void RenderSummary(const BenchOptions& o, const BenchRun& run) {
               run.peak_reset ? " (model load to last decode step)"
                              : " (includes the bandwidth probe's buffer)");
   std::printf(
-      "(decode rows hold %lld tokens before %lld timed steps; prefill and decode times are "
-      "medians)\n",
-      static_cast<long long>(o.context), static_cast<long long>(o.decode_steps));
+      "(decode rows hold the context's tokens before %lld timed steps; contexts past %lld tokens "
+      "are filled with random K/V bytes, not prefilled; times are medians)\n",
+      static_cast<long long>(o.decode_steps), static_cast<long long>(kMaxPrefilledContext));
 }
 
 // measure -> report -> render.
@@ -533,6 +727,7 @@ void RunBench(const BenchOptions& o, CommandContext& ctx) {
     progress.loaded = [](const BenchRun& run) { RenderLoaded(run); };
     progress.prefilled = [&](const BenchRun&, const PrefillResult& p) { RenderPrefill(o, p); };
     progress.decoded = [&](const BenchRun& run, const DecodeResult& d) { RenderDecode(o, run, d); };
+    progress.scaled = [](const BenchRun& run, const ScalingRow& r) { RenderScaling(run, r); };
   }
   const BenchRun run = Measure(o, plan, progress);
   if (o.json) {
@@ -566,7 +761,13 @@ void SetupBenchCommand(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--decode-batch", opt->decode_batches, "decode batch sizes, comma separated")
       ->capture_default_str();
-  cmd->add_option("--context", opt->context, "tokens in each row before the timed decode steps")
+  cmd->add_option("--context", opt->context,
+                  "tokens in each row before the timed decode steps, comma separated (e.g. "
+                  "64,2048,4096)")
+      ->capture_default_str();
+  cmd->add_option("--scaling", opt->scaling,
+                  "thread counts of the scaling table, comma separated ('all': every CPU; 'off': "
+                  "none; cpu backend)")
       ->capture_default_str();
   cmd->add_option("--decode-steps", opt->decode_steps, "timed decode steps per batch")
       ->capture_default_str();
