@@ -1,6 +1,7 @@
 #include "float_contrast/float_contrast.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <set>
 
@@ -54,8 +55,9 @@ std::optional<Cushion> ComputeCushion(const std::vector<std::span<const float>>&
   for (const auto& row : logits) {
     for (float v : row) c.finite &= std::isfinite(v);
   }
-  // Differences and margins in double: every float32 difference is exact there, so the numbers
-  // do not depend on how this loop is compiled.
+  // Differences and margins in double, one IEEE subtraction each (exact for two float32 values
+  // whose exponents are within 29 of each other, as one row's logits are): any implementation of
+  // the same definition -- numpy's, in tests/harness -- gets the same bits.
   c.min_margin = INFINITY;
   for (size_t r = 0; r < logits.size(); ++r) {
     const TopTwo t = FindTopTwo(logits[r]);
@@ -88,6 +90,16 @@ std::optional<Cushion> ComputeCushion(const std::vector<std::span<const float>>&
     c.min_margin = NAN;
   }
   return c;
+}
+
+std::vector<float> FloatsFromLittleEndian(std::span<const uint8_t> bytes) {
+  std::vector<float> out(bytes.size() / 4);
+  for (size_t i = 0; i < out.size(); ++i) {
+    uint32_t bits = 0;
+    for (size_t b = 0; b < 4; ++b) bits |= static_cast<uint32_t>(bytes[4 * i + b]) << (8 * b);
+    out[i] = std::bit_cast<float>(bits);
+  }
+  return out;
 }
 
 FloatContrast CompareFloatRows(const std::vector<FloatRow>& rows) {

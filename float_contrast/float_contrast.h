@@ -73,4 +73,8 @@ struct TopTwo {
 };
 TopTwo FindTopTwo(std::span<const float> logits);
 
+// Little-endian float32 bytes (what the float rows' logits chain hashes and the DB keeps) as
+// floats on this host; a trailing partial value is dropped.
+std::vector<float> FloatsFromLittleEndian(std::span<const uint8_t> bytes);
+
 }  // namespace dv::float_contrast

@@ -62,7 +62,7 @@ TEST(ComputeCushion, LargestMoveAgainstSmallestMargin) {
   EXPECT_EQ(*c->Ratio(), 1.75);
 }
 
-TEST(ComputeCushion, DifferencesAreExactInDouble) {
+TEST(ComputeCushion, DifferencesAreTakenInDouble) {
   // 1 + 2^-23 and 1 differ by 2^-23; 2^24 + 2 and 2^24 - 1 (both float32) differ by 3, the
   // largest move, found at entry 1.
   const std::vector<float> a = {1.0f + 0x1p-23f, 16777218.0f, 0.0f};
