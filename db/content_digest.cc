@@ -22,11 +22,12 @@ struct TableOrder {
 };
 
 // Every table, in a fixed order, with the columns that order its rows.
-constexpr std::array<TableOrder, 6> kTables = {{{"machines", "id"},
+constexpr std::array<TableOrder, 7> kTables = {{{"machines", "id"},
                                                 {"artifacts", "id"},
                                                 {"scenarios", "id"},
                                                 {"runs", "id"},
                                                 {"steps", "run_id, step"},
+                                                {"float_logits", "run_id"},
                                                 {"attestations", "id"}}};
 
 }  // namespace
@@ -58,7 +59,10 @@ std::string ContentDigestOf(const SqliteHandle& handle, DigestScope scope) {
           case SQLITE_NULL:
             row[name] = nullptr;
             break;
-          default:  // REAL or BLOB: never written by this library
+          case SQLITE_BLOB:  // float_logits.logits: through its SHA-256
+            row[name] = "sha256:" + Sha256Hex(rows.ColumnBlob(column));
+            break;
+          default:  // REAL: never written by this library
             throw DbError(handle.Path() + ": unexpected non-integer, non-text value in " +
                           table.name + "." + name);
         }
