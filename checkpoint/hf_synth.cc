@@ -14,6 +14,7 @@
 #include "base/file_io.h"
 #include "checkpoint/hf_checkpoint.h"
 #include "checkpoint/hf_config.h"
+#include "base/sha256.h"
 #include "checkpoint/hf_layout.h"
 #include "engine/model_source.h"
 #include "engine/prng.h"
