@@ -12,9 +12,9 @@
 
 #include "base/check.h"
 #include "base/file_io.h"
+#include "base/sha256.h"
 #include "checkpoint/hf_checkpoint.h"
 #include "checkpoint/hf_config.h"
-#include "base/sha256.h"
 #include "checkpoint/hf_layout.h"
 #include "engine/model_source.h"
 #include "engine/prng.h"

@@ -1,8 +1,8 @@
 #include "db/migrations.h"
 
 #include <array>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "db/db_error.h"
 #include "db/embedded_migrations.h"

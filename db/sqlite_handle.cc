@@ -228,7 +228,8 @@ Statement& Statement::Bind(int index, const std::optional<std::string>& value) {
 }
 
 Statement& Statement::BindBlob(int index, std::span<const uint8_t> bytes) {
-  const int rc = sqlite3_bind_blob64(statement_, index, bytes.empty() ? static_cast<const void*>("") : bytes.data(),
+  const int rc = sqlite3_bind_blob64(statement_, index,
+                                     bytes.empty() ? static_cast<const void*>("") : bytes.data(),
                                      bytes.size(), SQLITE_TRANSIENT);
   if (rc != SQLITE_OK) handle_->Fail(rc, "binding a parameter");
   return *this;

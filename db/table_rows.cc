@@ -305,9 +305,10 @@ std::optional<RunRecord> FindRun(const SqliteHandle& handle, const std::string& 
 void PutFloatLogits(const SqliteHandle& handle, const std::string& run_id,
                     const std::vector<uint8_t>& logits) {
   if (logits.empty()) return;
-  handle.Prepare(
-            "INSERT INTO float_logits (run_id, step, vocab, logits, sha256) "
-            "VALUES (?1, 0, ?2, ?3, ?4)")
+  handle
+      .Prepare(
+          "INSERT INTO float_logits (run_id, step, vocab, logits, sha256) "
+          "VALUES (?1, 0, ?2, ?3, ?4)")
       .Bind(1, run_id)
       .Bind(2, static_cast<int64_t>(logits.size() / 4))
       .BindBlob(3, logits)

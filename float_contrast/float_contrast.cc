@@ -115,8 +115,7 @@ FloatContrast CompareFloatRows(const std::vector<FloatRow>& rows) {
     if (!r.logits_chains->empty()) logits_finals.insert(r.logits_chains->back());
     if (!r.token_chains->empty()) token_finals.insert(r.token_chains->back());
     lengths.insert(r.token_chains->size());
-    out.compared_steps =
-        std::min(out.compared_steps, static_cast<int64_t>(r.token_chains->size()));
+    out.compared_steps = std::min(out.compared_steps, static_cast<int64_t>(r.token_chains->size()));
     logits_chains.push_back(r.logits_chains);
     token_chains.push_back(r.token_chains);
     if (!r.step0_logits.empty()) step0.push_back(r.step0_logits);

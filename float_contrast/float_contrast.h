@@ -25,14 +25,14 @@ std::optional<int64_t> FirstChainDivergence(
 
 // The step-0 cushion of float rows' logits (each [vocab] float32, all of one length).
 struct Cushion {
-  int64_t rows = 0;                 // rows compared (>= 2)
-  double max_abs_delta = 0;         // max over row pairs (a, b) and entries v of |L_a[v] - L_b[v]|
+  int64_t rows = 0;          // rows compared (>= 2)
+  double max_abs_delta = 0;  // max over row pairs (a, b) and entries v of |L_a[v] - L_b[v]|
   size_t delta_row_a = 0, delta_row_b = 0;  // the pair (indices into the input) where it is
   int64_t delta_index = 0;                  // and the vocabulary entry
-  double min_margin = 0;            // min over rows of top-1 logit minus top-2 logit (>= 0)
-  size_t margin_row = 0;            // the row with that margin
+  double min_margin = 0;                    // min over rows of top-1 logit minus top-2 logit (>= 0)
+  size_t margin_row = 0;                    // the row with that margin
   int64_t margin_top1 = 0, margin_top2 = 0;  // that row's top-1 and top-2 vocabulary entries
-  bool finite = true;               // every logit is finite (else the numbers above are not)
+  bool finite = true;  // every logit is finite (else the numbers above are not)
   // min_margin / max_abs_delta: how many times over the margin covers the largest move; nullopt
   // when the rows are identical (no move at all) or a logit is not finite.
   std::optional<double> Ratio() const;
@@ -51,16 +51,16 @@ struct FloatRow {
 };
 
 struct FloatContrast {
-  int64_t rows = 0;                 // rows with hashes
-  int64_t unique_logits = 0;        // distinct final logits chains
-  int64_t unique_tokens = 0;        // distinct final token chains
+  int64_t rows = 0;           // rows with hashes
+  int64_t unique_logits = 0;  // distinct final logits chains
+  int64_t unique_tokens = 0;  // distinct final token chains
   // The rows end on one token chain after the same number of steps.
   bool tokens_agree = false;
   std::optional<int64_t> first_token_divergence;   // FirstChainDivergence of the token chains
   std::optional<int64_t> first_logits_divergence;  // of the logits chains
-  int64_t compared_steps = 0;       // the fewest steps of any row (what the divergences span)
-  std::optional<Cushion> cushion;   // over the rows with step-0 logits
-  int64_t rows_with_logits = 0;     // how many rows had step-0 logits recorded
+  int64_t compared_steps = 0;      // the fewest steps of any row (what the divergences span)
+  std::optional<Cushion> cushion;  // over the rows with step-0 logits
+  int64_t rows_with_logits = 0;    // how many rows had step-0 logits recorded
 };
 
 FloatContrast CompareFloatRows(const std::vector<FloatRow>& rows);

@@ -39,7 +39,8 @@ std::string SkipReason(const Configuration& c, const ResolvedModel& m) {
   }
   if (!m.artifact) return m.int_missing;
   if (!BackendAvailable(c.backend)) {
-    if (c.backend == BackendKind::kCuda) return "this build has no cuda backend (none is written yet)";
+    if (c.backend == BackendKind::kCuda)
+      return "this build has no cuda backend (none is written yet)";
     return "backend " + std::string(KindName(c.backend)) + " is not available in this build";
   }
   if (!c.platform.empty()) return EmulationSkipReason(c.platform);
@@ -115,8 +116,7 @@ void ResolveFloatModel(const Scenario& scenario, ResolvedModel& m) {
       m.float_fallback_used = true;
     }
   } else if (scenario.model.fallback_preset.empty()) {
-    m.float_missing =
-        "the scenario names no Hugging Face checkpoint (model.hf) for its float rows";
+    m.float_missing = "the scenario names no Hugging Face checkpoint (model.hf) for its float rows";
     return;
   }
   if (!m.checkpoint) {
@@ -164,8 +164,8 @@ ResolvedModel ResolveModel(const Scenario& scenario, bool with_float) {
   ResolveIntModel(scenario, m);
   if (with_float) ResolveFloatModel(scenario, m);
   if (!m.artifact && !m.checkpoint) {
-    throw ScenarioError(scenario.path + ": " + (with_float ? m.int_missing + "; " + m.float_missing
-                                                           : m.int_missing));
+    throw ScenarioError(scenario.path + ": " +
+                        (with_float ? m.int_missing + "; " + m.float_missing : m.int_missing));
   }
   return m;
 }
@@ -245,7 +245,8 @@ PlannedRun PlanConfiguration(const Scenario& scenario, const std::string& scenar
   p.spec_version = build::kSpecVersion;
   if (c.engine == EngineKind::kFloat) {
     // OpenBLAS's own default is every CPU; the plan names the count so the child sets it.
-    p.threads = c.threads > 0 ? c.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    p.threads = c.threads > 0 ? c.threads
+                              : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
     return out;
   }
   p.threads = c.threads > 0 ? c.threads : DefaultBackendThreads(c.backend);

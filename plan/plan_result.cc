@@ -34,10 +34,10 @@ nlohmann::json ResultJson(const PlanResult& r) {
   Json steps = Json::array();
   for (const StepHashes& s : r.steps) steps.push_back({s.token, s.logits_chain, s.token_chain});
   Json j = {{"protocol", kResultProtocol},    {"plan_sha256", r.plan_sha256},
-          {"model_sha256", r.model_sha256}, {"isa", r.isa},
-          {"threads", r.threads},           {"generate_ms", r.generate_ms},
-          {"wrap_events", r.wrap_events},   {"fingerprint", r.fingerprint},
-          {"steps", std::move(steps)}};
+            {"model_sha256", r.model_sha256}, {"isa", r.isa},
+            {"threads", r.threads},           {"generate_ms", r.generate_ms},
+            {"wrap_events", r.wrap_events},   {"fingerprint", r.fingerprint},
+            {"steps", std::move(steps)}};
   if (!r.step0_logits.empty()) j["step0_logits"] = HexLower(r.step0_logits);
   return j;
 }

@@ -182,8 +182,8 @@ std::vector<std::string> FloatContrastLines(const ScenarioVerdict& v) {
     }
     lines.push_back(line);
   } else if (f.rows >= 2) {
-    lines.push_back("step-0 cushion: not computed (" +
-                    std::to_string(f.rows_with_logits) + " of " + std::to_string(f.rows) +
+    lines.push_back("step-0 cushion: not computed (" + std::to_string(f.rows_with_logits) + " of " +
+                    std::to_string(f.rows) +
                     " float rows have step-0 logits recorded; it needs two)");
   }
   return lines;

@@ -62,9 +62,9 @@ struct ScenarioVerdict {
   float_contrast::FloatContrast floats;
   std::vector<size_t> float_rows;
   int64_t float_checkpoints = 0;  // distinct models of those rows (1 when they are comparable)
-  int64_t steps = 0;             // the most steps of any run
-  bool published_known = false;  // some published entry names an artifact of these runs
-  bool published_ok = true;      // no int8 row mismatches the published hashes
+  int64_t steps = 0;              // the most steps of any run
+  bool published_known = false;   // some published entry names an artifact of these runs
+  bool published_ok = true;       // no int8 row mismatches the published hashes
   bool expectations_given = false;
   std::vector<std::string> problems;  // failures of the scenario as a whole, one line each
   std::vector<std::string> notes;     // what is reported but does not fail

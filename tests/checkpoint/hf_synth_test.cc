@@ -185,8 +185,7 @@ TEST_F(HfSynthCache, OtherSeedsAreCheckedAgainstTheirListing) {
   EXPECT_EQ(OpenHfSynthetic("qwen3-tiny", 7, Notice)->ContentSha256(), first);
 
   std::filesystem::remove(dir + "/sha256sums");
-  EXPECT_EQ(HfSynthCacheProblem("qwen3-tiny", 7, dir),
-            "it has no sha256sums listing both files");
+  EXPECT_EQ(HfSynthCacheProblem("qwen3-tiny", 7, dir), "it has no sha256sums listing both files");
   EXPECT_EQ(OpenHfSynthetic("qwen3-tiny", 7, Notice)->ContentSha256(), first);
   EXPECT_EQ(notices.size(), 3u);
   EXPECT_EQ(HfSynthCacheProblem("qwen3-tiny", 7, dir), "");

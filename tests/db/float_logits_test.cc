@@ -71,8 +71,7 @@ TEST_F(FloatLogits, LogitsThatStep0DidNotHashAreRefused) {
     store.RecordRun(run);
     FAIL() << "accepted";
   } catch (const DbError& e) {
-    EXPECT_NE(std::string(e.what()).find("do not hash to step 0's logits_chain"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("do not hash to step 0's logits_chain"), std::string::npos)
         << e.what();
   }
   RunRecord int8 = FloatRun("int8-cpu-b1", 7.0f);

@@ -10,7 +10,9 @@
 namespace dv::float_contrast {
 namespace {
 
-std::vector<std::string> Chains(std::initializer_list<const char*> c) { return {c.begin(), c.end()}; }
+std::vector<std::string> Chains(std::initializer_list<const char*> c) {
+  return {c.begin(), c.end()};
+}
 
 TEST(FirstChainDivergence, FirstStepWhereAnyListDiffers) {
   const auto a = Chains({"x0", "x1", "x2", "x3"});

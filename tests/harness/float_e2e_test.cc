@@ -40,8 +40,7 @@ Result Shell(const std::string& command, const test_files::ScratchDir& dir) {
 constexpr const char* kPrompt = "11, 48, 85, 122, 159, 196, 233, 270, 307, 344, 381, 418";
 
 std::string Scenario(const std::string& model) {
-  return std::string("name: floatcol\nmodel: ") + model +
-         "\nprompt:\n  ids: [" + kPrompt +
+  return std::string("name: floatcol\nmodel: ") + model + "\nprompt:\n  ids: [" + kPrompt +
          "]\ngenerate: { max_new: 12 }\n"
          "co_prompts: { seed: 1234, length: [5, 20], vocab: [100, 1000] }\n"
          "configurations:\n"
@@ -132,17 +131,17 @@ TEST_F(FloatColumnE2e, FloatRowsRunAndShowTheirColumn) {
                            dir_);
   ASSERT_EQ(gen.code, 0) << gen.err;
   test_files::WriteFile(dir_.File("table.json"), json.out);
-  const Result check = Shell("python3 '" + std::string(DV_SOURCE_ROOT) +
-                                 "/tests/harness/float_cushion_check.py' '" + json_db + "' '" +
-                                 dir_.File("table.json") + "' '" + npy + "'",
-                             dir_);
+  const Result check =
+      Shell("python3 '" + std::string(DV_SOURCE_ROOT) + "/tests/harness/float_cushion_check.py' '" +
+                json_db + "' '" + dir_.File("table.json") + "' '" + npy + "'",
+            dir_);
   EXPECT_EQ(check.code, 0) << check.out << check.err;
 }
 
 TEST_F(FloatColumnE2e, RowsWhoseModelIsMissingAreSkippedWithTheReason) {
   test_files::WriteFile(dir_.File("m.yaml"),
-                        Scenario("{ artifact: " + dir_.File("no-artifact") + ", hf: " +
-                                 dir_.File("no-checkpoint") + " }"));
+                        Scenario("{ artifact: " + dir_.File("no-artifact") +
+                                 ", hf: " + dir_.File("no-checkpoint") + " }"));
   // Neither model exists and there is no fallback: nothing can run, one line, exit 2.
   const Result none = Run(dir_.File("m.yaml"), dir_.File("m.db"));
   EXPECT_EQ(none.code, 2) << none.out << none.err;
@@ -155,11 +154,11 @@ TEST_F(FloatColumnE2e, RowsWhoseModelIsMissingAreSkippedWithTheReason) {
                 dir_.File("ckpt") + "'",
             dir_);
   ASSERT_EQ(synth.code, 0) << synth.err;
-  test_files::WriteFile(dir_.File("f.yaml"),
-                        Scenario("{ artifact: " + dir_.File("no-artifact") + ", hf: " +
-                                 dir_.File("ckpt") + " }"));
-  const Result floats = Run(dir_.File("f.yaml"), dir_.File("f.db"), "--config int8-ref-b1 "
-                                                                    "--config fp32-cpu-b1");
+  test_files::WriteFile(dir_.File("f.yaml"), Scenario("{ artifact: " + dir_.File("no-artifact") +
+                                                      ", hf: " + dir_.File("ckpt") + " }"));
+  const Result floats = Run(dir_.File("f.yaml"), dir_.File("f.db"),
+                            "--config int8-ref-b1 "
+                            "--config fp32-cpu-b1");
   EXPECT_EQ(floats.code, 0) << floats.out << floats.err;
   EXPECT_NE(floats.out.find("int8-ref-b1: skipped: the int artifact '" + dir_.File("no-artifact") +
                             "' does not exist and the scenario has no fallback"),
@@ -169,14 +168,13 @@ TEST_F(FloatColumnE2e, RowsWhoseModelIsMissingAreSkippedWithTheReason) {
   EXPECT_NE(floats.out.find("no int8 hash"), std::string::npos) << floats.out;
 
   // An int artifact and no checkpoint named (no fallback): the float rows say so.
-  test_files::WriteFile(dir_.File("n.yaml"),
-                        Scenario("{ artifact: " + dir_.File("int") + " }"));
-  const Result art = Shell(std::string(DETVERIFY_BIN) + " synth --preset qwen3-tiny --out '" +
-                               dir_.File("int") + "'",
-                           dir_);
+  test_files::WriteFile(dir_.File("n.yaml"), Scenario("{ artifact: " + dir_.File("int") + " }"));
+  const Result art = Shell(
+      std::string(DETVERIFY_BIN) + " synth --preset qwen3-tiny --out '" + dir_.File("int") + "'",
+      dir_);
   ASSERT_EQ(art.code, 0) << art.err;
-  const Result ints = Run(dir_.File("n.yaml"), dir_.File("n.db"),
-                          "--config int8-ref-b1 --config fp32-cpu-b1");
+  const Result ints =
+      Run(dir_.File("n.yaml"), dir_.File("n.db"), "--config int8-ref-b1 --config fp32-cpu-b1");
   EXPECT_EQ(ints.code, 0) << ints.out << ints.err;
   EXPECT_NE(ints.out.find("fp32-cpu-b1: skipped: the scenario names no Hugging Face checkpoint "
                           "(model.hf) for its float rows"),

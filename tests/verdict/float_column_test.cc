@@ -73,9 +73,9 @@ class FloatColumn : public ::testing::Test {
   }
 
   std::vector<db::RunRecord> Int8Rows() const {
-    return {MakeRun(scenario_, machine_, artifact_, "int8-cpu-b1", "int8", "cpu", base_),
-            MakeRun(scenario_, machine_, artifact_, "int8-cpu-b8", "int8", "cpu", base_, "ok", "",
-                    8)};
+    return {
+        MakeRun(scenario_, machine_, artifact_, "int8-cpu-b1", "int8", "cpu", base_),
+        MakeRun(scenario_, machine_, artifact_, "int8-cpu-b8", "int8", "cpu", base_, "ok", "", 8)};
   }
 
   // Three float rows. Step-0 logits (vocabulary of 3):
@@ -148,7 +148,8 @@ TEST_F(FloatColumn, StatisticsInTheTableAndBothReports) {
   }
   const std::string html = reports::RenderHtmlReport(fleet);
   EXPECT_NE(html.find("3 unique hashes \u274c"), std::string::npos);
-  for (const std::string& line : lines) EXPECT_NE(html.find("<li>" + line + "</li>"), std::string::npos);
+  for (const std::string& line : lines)
+    EXPECT_NE(html.find("<li>" + line + "</li>"), std::string::npos);
 }
 
 TEST_F(FloatColumn, TokensThatAgreeAndIdenticalLogits) {
