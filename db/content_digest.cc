@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -35,13 +36,19 @@ constexpr std::array<TableOrder, 7> kTables = {{{"machines", "id"},
 std::string ContentDigestOf(const SqliteHandle& handle, DigestScope scope) {
   Transaction snapshot(handle, Transaction::Kind::kRead);
   Sha256 digest;
+  // A DB without float logits digests as schema 1 did, without the float_logits table: the
+  // migration that adds the (empty) table changes no content, so what was signed before it
+  // still verifies after it.
+  const bool float_logits =
+      handle.QueryInt("SELECT count(*) FROM float_logits", "reading float_logits") > 0;
+  const int64_t version = handle.QueryInt("PRAGMA user_version", "reading the version");
   digest.Update("detverify-content-digest v1\nschema_version " +
-                std::to_string(handle.QueryInt("PRAGMA user_version", "reading the version")) +
-                "\n");
+                std::to_string(float_logits ? version : std::min<int64_t>(version, 1)) + "\n");
   for (const TableOrder& table : kTables) {
     if (scope == DigestScope::kResultsOnly && std::string_view(table.name) == "attestations") {
       continue;
     }
+    if (!float_logits && std::string_view(table.name) == "float_logits") continue;
     digest.Update(std::string("table ") + table.name + "\n");
     Statement rows = handle.Prepare(std::string("SELECT * FROM ") + table.name + " ORDER BY " +
                                     table.primary_key);

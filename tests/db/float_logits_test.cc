@@ -7,6 +7,7 @@
 #include <bit>
 
 #include "base/sha256.h"
+#include "db/content_digest.h"
 #include "db/db_error.h"
 #include "db/merge.h"
 #include "db/migrations.h"
@@ -109,8 +110,11 @@ TEST_F(FloatLogits, SchemaOneDatabasesAreReadMigratedAndMerged) {
     store.RecordRun(old_int8);
     store.RecordRun(old_float);
   }
+  const std::string digest_before = ContentDigest(old_db);
   RawSql(old_db, "DROP TABLE float_logits; PRAGMA user_version = 1");
   ASSERT_EQ(RawSql(old_db, "PRAGMA user_version"), "1");
+  // What an attestation signed over the schema-1 file still verifies once it is migrated.
+  EXPECT_EQ(ContentDigest(old_db), digest_before);
 
   {  // Read-only: migrated in memory, the file untouched.
     const RunStore store = RunStore::OpenReadOnly(old_db);
@@ -133,7 +137,9 @@ TEST_F(FloatLogits, SchemaOneDatabasesAreReadMigratedAndMerged) {
   {  // Opened for writing: migrated in place, then it takes float logits.
     RunStore store = RunStore::Open(old_db);
     EXPECT_EQ(store.SchemaVersion(), NewestSchemaVersion());
+    EXPECT_EQ(store.ContentDigest(DigestScope::kAll), digest_before) << "migrated, unchanged";
     store.RecordRun(FloatRun("fp32-cpu-split", 9.0f));
+    EXPECT_NE(store.ContentDigest(DigestScope::kAll), digest_before);
   }
   EXPECT_EQ(RawSql(old_db, "SELECT count(*) FROM float_logits"), "1");
 }
