@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -9,6 +12,7 @@
 
 #include "base/check.h"
 #include "base/file_io.h"
+#include "base/sha256.h"
 #include "checkpoint/hf_checkpoint.h"
 #include "checkpoint/hf_config.h"
 #include "checkpoint/hf_layout.h"
@@ -245,13 +249,103 @@ std::string HfSyntheticCacheDir(const std::string& preset, uint64_t seed) {
   return CacheRoot() + "/synthetic-hf/" + preset + "-seed" + std::to_string(seed);
 }
 
+std::optional<HfSynthDigests> PinnedHfSynthDigests(const std::string& preset, uint64_t seed) {
+  // Regenerate: detverify synth --preset P --seed 0 --format hf --out /tmp/p && sha256sum /tmp/p/*
+  static const std::map<std::string, HfSynthDigests> kSeed0 = {
+      {"qwen3-tiny",
+       {"ee6e123e55bd576dce4437e82a9480f64d8a9fd798414bddf0fadd6ebd757e0f",
+        "366e991ed8f2e9a77b92e9121c9e2d26508a3e1524ee2627b1dd0a1a532339a7"}},
+      {"qwen3-tiny-hd128",
+       {"bc52e3d65372939dc206b6854aa733cdd548692338ee231d64cf40ace01fa9cc",
+        "7d6a72b6ff91da72dc1a4cdd5f442c2381c982bdcab152a3e487053e80dae188"}},
+      {"qwen3-0.6b",
+       {"e6af784ac81e72edde86570fbe2a82623d540baf9d7cd431678f14ca5439c4f4",
+        "f63b79bf485f9fecd6316b678d0bbe22bc080ba3d51e8546918d70055c2fdc4f"}},
+  };
+  const auto it = kSeed0.find(preset);
+  if (seed != 0 || it == kSeed0.end()) return std::nullopt;
+  return it->second;
+}
+
+namespace {
+
+constexpr const char* kSidecar = "sha256sums";
+
+bool IsRegularFile(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec);
+}
+
+// The digests a `sha256sums` file lists for model.safetensors and config.json, or nullopt when
+// it is absent, not a regular file, or does not list both.
+std::optional<HfSynthDigests> ReadSidecar(const std::string& path) {
+  if (!IsRegularFile(path)) return std::nullopt;
+  std::ifstream in(path);
+  HfSynthDigests d;
+  std::string hex, name;
+  while (in >> hex >> name) {
+    if (name == "model.safetensors") d.model_sha256 = hex;
+    if (name == "config.json") d.config_sha256 = hex;
+  }
+  if (d.model_sha256.empty() || d.config_sha256.empty()) return std::nullopt;
+  return d;
+}
+
+}  // namespace
+
+std::string HfSynthCacheProblem(const std::string& preset, uint64_t seed, const std::string& dir) {
+  const std::string model = dir + "/model.safetensors", config = dir + "/config.json";
+  if (!IsRegularFile(model) || !IsRegularFile(config)) return "absent";
+  std::optional<HfSynthDigests> want = PinnedHfSynthDigests(preset, seed);
+  const char* against = "pinned";
+  if (!want) {
+    want = ReadSidecar(dir + "/" + kSidecar);
+    against = "recorded in sha256sums";
+    if (!want) return "it has no sha256sums listing both files";
+  }
+  const std::string model_sha256 = Sha256FileHex(model);
+  if (model_sha256 != want->model_sha256) {
+    return "model.safetensors has SHA-256 " + model_sha256.substr(0, 16) + "..., not the " +
+           against + " " + want->model_sha256.substr(0, 16) + "...";
+  }
+  const std::string config_sha256 = Sha256FileHex(config);
+  if (config_sha256 != want->config_sha256) {
+    return "config.json has SHA-256 " + config_sha256.substr(0, 16) + "..., not the " + against +
+           " " + want->config_sha256.substr(0, 16) + "...";
+  }
+  return "";
+}
+
+void PrintHfSynthesisNotice(const std::string& dir, const std::string& why) {
+  if (why == "absent") {
+    std::fprintf(stderr, "detverify: synthesizing the float checkpoint into %s (once)\n",
+                 dir.c_str());
+  } else {
+    std::fprintf(stderr,
+                 "detverify: the cached float checkpoint in %s fails its check (%s); "
+                 "synthesizing it again\n",
+                 dir.c_str(), why.c_str());
+  }
+}
+
 std::unique_ptr<FloatCheckpoint> OpenHfSynthetic(const std::string& preset, uint64_t seed,
-                                                 void (*on_synthesis)(const std::string& dir)) {
+                                                 HfSynthesisNotice on_synthesis) {
   const HfSynthPreset& p = FindHfSynthPreset(preset);
   const std::string dir = HfSyntheticCacheDir(preset, seed);
-  if (!IsHfCheckpointDir(dir)) {
-    if (on_synthesis) on_synthesis(dir);
+  if (const std::string why = HfSynthCacheProblem(preset, seed, dir); !why.empty()) {
+    if (on_synthesis) on_synthesis(dir, why);
     WriteHfSynthCheckpoint(p, seed, dir);
+    const HfSynthDigests got{Sha256FileHex(dir + "/model.safetensors"),
+                             Sha256FileHex(dir + "/config.json")};
+    if (const auto pin = PinnedHfSynthDigests(preset, seed);
+        pin && (got.model_sha256 != pin->model_sha256 || got.config_sha256 != pin->config_sha256)) {
+      throw ArtifactError(dir + ": the synthesized " + preset + " checkpoint has SHA-256 " +
+                          got.model_sha256 + ", not the pinned " + pin->model_sha256);
+    }
+    const std::string listing =
+        got.model_sha256 + "  model.safetensors\n" + got.config_sha256 + "  config.json\n";
+    WriteFileAtomic(dir + "/" + kSidecar,
+                    {reinterpret_cast<const uint8_t*>(listing.data()), listing.size()});
   }
   return OpenHfCheckpoint(dir);
 }

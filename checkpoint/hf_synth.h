@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,10 +40,33 @@ uint16_t Bf16FromScaledInt(int64_t v, int shift);
 // $DETVERIFY_CACHE (or the XDG / home cache) + /synthetic-hf/<preset>-seed<N>.
 std::string HfSyntheticCacheDir(const std::string& preset, uint64_t seed);
 
-// Opens the synthetic checkpoint, writing it into the cache first when absent (on_synthesis is
-// told when that slow step starts).
-std::unique_ptr<FloatCheckpoint> OpenHfSynthetic(
-    const std::string& preset, uint64_t seed,
-    void (*on_synthesis)(const std::string& dir) = nullptr);
+// The SHA-256s of a synthetic checkpoint's two files (64 lowercase hex each).
+struct HfSynthDigests {
+  std::string model_sha256, config_sha256;
+};
+
+// What the generator is pinned to: seed 0 of every preset (tests/checkpoint/hf_synth_test.cc
+// regenerates them); nullopt for other seeds.
+std::optional<HfSynthDigests> PinnedHfSynthDigests(const std::string& preset, uint64_t seed);
+
+// Why the cached folder `dir` of (preset, seed) cannot be used as it is, or "" when it can: its
+// files are absent ("absent"), or their SHA-256s are not the pinned ones -- for seeds without a
+// pin, not those of the `sha256sums` file written beside them when they were synthesized. Reads
+// every byte of the folder's files.
+std::string HfSynthCacheProblem(const std::string& preset, uint64_t seed, const std::string& dir);
+
+// Told before a (slow) synthesis into `dir` starts, with why: "absent" for a first use, else
+// what HfSynthCacheProblem found.
+using HfSynthesisNotice = void (*)(const std::string& dir, const std::string& why);
+// The notice every verb prints on stderr: "detverify: synthesizing the float checkpoint into DIR
+// (once)", or, for a cache that failed its check, what failed and that it is written again.
+void PrintHfSynthesisNotice(const std::string& dir, const std::string& why);
+
+// Opens the synthetic checkpoint from the cache after checking its SHA-256s
+// (HfSynthCacheProblem), writing it there first when absent or failing that check, with a
+// `sha256sums` file (sha256sum's format) beside it. Throws ArtifactError when freshly written
+// files miss their pin (a generator that no longer makes the pinned bytes).
+std::unique_ptr<FloatCheckpoint> OpenHfSynthetic(const std::string& preset, uint64_t seed,
+                                                 HfSynthesisNotice on_synthesis = nullptr);
 
 }  // namespace dv

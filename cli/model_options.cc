@@ -53,10 +53,7 @@ std::unique_ptr<FloatCheckpoint> ModelOptions::LoadFloat(std::string* source) co
   }
   if (preset.empty()) throw UsageError("give --hf DIR or --preset NAME");
   if (source) *source = "synthetic-hf:" + preset + " seed=" + std::to_string(seed);
-  return OpenHfSynthetic(preset, seed, [](const std::string& dir) {
-    std::fprintf(stderr, "detverify: synthesizing the float checkpoint into %s (once)\n",
-                 dir.c_str());
-  });
+  return OpenHfSynthetic(preset, seed, PrintHfSynthesisNotice);
 }
 #endif
 

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -22,11 +23,12 @@ struct TableOrder {
 };
 
 // Every table, in a fixed order, with the columns that order its rows.
-constexpr std::array<TableOrder, 6> kTables = {{{"machines", "id"},
+constexpr std::array<TableOrder, 7> kTables = {{{"machines", "id"},
                                                 {"artifacts", "id"},
                                                 {"scenarios", "id"},
                                                 {"runs", "id"},
                                                 {"steps", "run_id, step"},
+                                                {"float_logits", "run_id"},
                                                 {"attestations", "id"}}};
 
 }  // namespace
@@ -34,13 +36,19 @@ constexpr std::array<TableOrder, 6> kTables = {{{"machines", "id"},
 std::string ContentDigestOf(const SqliteHandle& handle, DigestScope scope) {
   Transaction snapshot(handle, Transaction::Kind::kRead);
   Sha256 digest;
+  // A DB without float logits digests as schema 1 did, without the float_logits table: the
+  // migration that adds the (empty) table changes no content, so what was signed before it
+  // still verifies after it.
+  const bool float_logits =
+      handle.QueryInt("SELECT count(*) FROM float_logits", "reading float_logits") > 0;
+  const int64_t version = handle.QueryInt("PRAGMA user_version", "reading the version");
   digest.Update("detverify-content-digest v1\nschema_version " +
-                std::to_string(handle.QueryInt("PRAGMA user_version", "reading the version")) +
-                "\n");
+                std::to_string(float_logits ? version : std::min<int64_t>(version, 1)) + "\n");
   for (const TableOrder& table : kTables) {
     if (scope == DigestScope::kResultsOnly && std::string_view(table.name) == "attestations") {
       continue;
     }
+    if (!float_logits && std::string_view(table.name) == "float_logits") continue;
     digest.Update(std::string("table ") + table.name + "\n");
     Statement rows = handle.Prepare(std::string("SELECT * FROM ") + table.name + " ORDER BY " +
                                     table.primary_key);
@@ -58,7 +66,10 @@ std::string ContentDigestOf(const SqliteHandle& handle, DigestScope scope) {
           case SQLITE_NULL:
             row[name] = nullptr;
             break;
-          default:  // REAL or BLOB: never written by this library
+          case SQLITE_BLOB:  // float_logits.logits: through its SHA-256
+            row[name] = "sha256:" + Sha256Hex(rows.ColumnBlob(column));
+            break;
+          default:  // REAL: never written by this library
             throw DbError(handle.Path() + ": unexpected non-integer, non-text value in " +
                           table.name + "." + name);
         }

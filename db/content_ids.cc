@@ -54,6 +54,7 @@ std::string CanonicalRunJson(const RunRecord& run) {
   // integers only.
   if (run.final_logits_chain) object["final_logits_chain"] = *run.final_logits_chain;
   if (run.final_token_chain) object["final_token_chain"] = *run.final_token_chain;
+  if (!run.step0_logits.empty()) object["step0_logits_sha256"] = Sha256Hex(run.step0_logits);
   try {
     return object.dump();
   } catch (const Json::exception& error) {

@@ -142,7 +142,10 @@ void MergeOne(const std::string& input, const SqliteHandle& out) {
     Validated(input, ValidateRun, run);
     const PutResult result = PutRunRow(out, run);
     PutOrThrow(result, input, "run", run.id);
-    if (result == PutResult::kInserted) PutSteps(out, run.id, run.steps);
+    if (result == PutResult::kInserted) {
+      PutSteps(out, run.id, run.steps);
+      PutFloatLogits(out, run.id, run.step0_logits);
+    }
   }
   for (const AttestationRecord& attestation : ListAttestations(in)) {
     Validated(input, ValidateAttestation, attestation);

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <string>
+#include <vector>
 
 #include "db/db_error.h"
 #include "db/embedded_migrations.h"
@@ -55,7 +56,9 @@ int CheckSchema(const SqliteHandle& handle) {
                   " is newer than this build knows (newest " +
                   std::to_string(NewestSchemaVersion()) + "); use a newer detverify");
   }
-  for (const char* table : kRequiredTables) {
+  std::vector<const char*> required(kRequiredTables.begin(), kRequiredTables.end());
+  if (version >= 2) required.push_back("float_logits");
+  for (const char* table : required) {
     std::string needle = ",";
     needle += table;
     needle += ',';

@@ -59,7 +59,8 @@ struct StepRecord {
 
 // One execution of one configuration of a scenario on one machine, with the rows it refers to.
 // id = sha256 of CanonicalRunJson(*this): every field below except the nested records' contents
-// (they enter through their ids) and including the steps.
+// (they enter through their ids) and including the steps; step0_logits through its SHA-256,
+// and only when present, so the ids of runs without them are those schema 1 gave.
 struct RunRecord {
   std::string id;  // filled on read; on write empty or equal to ComputeRunId(*this)
   ScenarioRecord scenario;
@@ -82,6 +83,10 @@ struct RunRecord {
   std::string config_json;        // canonical JSON of the configuration as run: the run plan
                                   // (plan/run_plan.h) for runs recorded by `detverify run`
   std::vector<StepRecord> steps;  // empty when read with StepLoading::kWithoutSteps
+  // Float runs with steps: the step-0 logits as little-endian float32 bytes [vocab] (the
+  // float_logits table), from which the float rows' cushion is computed. Empty for int8 runs,
+  // for float runs without steps or recorded before schema 2, and when read without steps.
+  std::vector<uint8_t> step0_logits;
   bool operator==(const RunRecord&) const = default;
 };
 

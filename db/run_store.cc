@@ -73,6 +73,7 @@ std::string RunStore::RecordRun(const RunRecord& run) {
   switch (PutRunRow(*handle_, row)) {
     case PutResult::kInserted:
       PutSteps(*handle_, row.id, row.steps);
+      PutFloatLogits(*handle_, row.id, row.step0_logits);
       break;
     case PutResult::kAlreadyPresent:  // the same run recorded again: nothing to add
       break;

@@ -227,6 +227,14 @@ Statement& Statement::Bind(int index, const std::optional<std::string>& value) {
   return *this;
 }
 
+Statement& Statement::BindBlob(int index, std::span<const uint8_t> bytes) {
+  const int rc = sqlite3_bind_blob64(statement_, index,
+                                     bytes.empty() ? static_cast<const void*>("") : bytes.data(),
+                                     bytes.size(), SQLITE_TRANSIENT);
+  if (rc != SQLITE_OK) handle_->Fail(rc, "binding a parameter");
+  return *this;
+}
+
 bool Statement::Step() {
   const int rc = sqlite3_step(statement_);
   if (rc == SQLITE_ROW) return true;
@@ -260,6 +268,12 @@ std::string Statement::ColumnText(int column) const {
   if (text == nullptr) return "";
   return std::string(reinterpret_cast<const char*>(text),
                      static_cast<size_t>(sqlite3_column_bytes(statement_, column)));
+}
+
+std::vector<uint8_t> Statement::ColumnBlob(int column) const {
+  const auto* data = static_cast<const uint8_t*>(sqlite3_column_blob(statement_, column));
+  if (data == nullptr) return {};
+  return {data, data + sqlite3_column_bytes(statement_, column)};
 }
 
 std::optional<std::string> Statement::ColumnOptionalText(int column) const {

@@ -5,8 +5,10 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -75,6 +77,7 @@ class Statement {
   Statement& Bind(int index, int64_t value);
   Statement& Bind(int index, const std::string& value);
   Statement& Bind(int index, const std::optional<std::string>& value);  // nullopt binds NULL
+  Statement& BindBlob(int index, std::span<const uint8_t> bytes);
   // Advances; true while a row is available, false when done.
   bool Step();
   // Steps a statement that returns no rows (INSERT, UPDATE, ...).
@@ -88,6 +91,7 @@ class Statement {
   int64_t ColumnInt(int column) const;
   std::string ColumnText(int column) const;  // NULL reads as ""
   std::optional<std::string> ColumnOptionalText(int column) const;
+  std::vector<uint8_t> ColumnBlob(int column) const;  // NULL reads as empty
 
  private:
   const SqliteHandle* handle_;

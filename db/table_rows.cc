@@ -1,5 +1,6 @@
 #include "db/table_rows.h"
 
+#include "base/sha256.h"
 #include "db/db_error.h"
 
 namespace dv::db {
@@ -88,7 +89,10 @@ RunRecord ReadRun(const SqliteHandle& handle, const Statement& row, StepLoading 
   run.scenario = ReadScenario(row, 19);
   run.machine = ReadMachine(row, 22);
   run.artifact = ReadArtifact(row, 24);
-  if (steps == StepLoading::kWithSteps) run.steps = ListSteps(handle, run.id);
+  if (steps == StepLoading::kWithSteps) {
+    run.steps = ListSteps(handle, run.id);
+    run.step0_logits = FindFloatLogits(handle, run.id);
+  }
   return run;
 }
 
@@ -296,6 +300,32 @@ std::optional<RunRecord> FindRun(const SqliteHandle& handle, const std::string& 
   statement.Bind(1, id);
   if (!statement.Step()) return std::nullopt;
   return ReadRun(handle, statement, steps);
+}
+
+void PutFloatLogits(const SqliteHandle& handle, const std::string& run_id,
+                    const std::vector<uint8_t>& logits) {
+  if (logits.empty()) return;
+  handle
+      .Prepare(
+          "INSERT INTO float_logits (run_id, step, vocab, logits, sha256) "
+          "VALUES (?1, 0, ?2, ?3, ?4)")
+      .Bind(1, run_id)
+      .Bind(2, static_cast<int64_t>(logits.size() / 4))
+      .BindBlob(3, logits)
+      .Bind(4, Sha256Hex(logits))
+      .Run();
+}
+
+std::vector<uint8_t> FindFloatLogits(const SqliteHandle& handle, const std::string& run_id) {
+  Statement query = handle.Prepare("SELECT logits, sha256 FROM float_logits WHERE run_id = ?1");
+  query.Bind(1, run_id);
+  if (!query.Step()) return {};
+  std::vector<uint8_t> logits = query.ColumnBlob(0);
+  if (Sha256Hex(logits) != query.ColumnText(1)) {
+    throw DbError(handle.Path() + ": the float logits of run " + run_id +
+                  " do not match their sha256 (the DB was altered)");
+  }
+  return logits;
 }
 
 std::vector<StepRecord> ListSteps(const SqliteHandle& handle, const std::string& run_id) {

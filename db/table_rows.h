@@ -24,6 +24,9 @@ PutResult PutRunRow(const SqliteHandle& handle, const RunRecord& run);
 // Inserts every step of run `run_id`.
 void PutSteps(const SqliteHandle& handle, const std::string& run_id,
               const std::vector<StepRecord>& steps);
+// Inserts run `run_id`'s step-0 float logits (little-endian float32 bytes); nothing when empty.
+void PutFloatLogits(const SqliteHandle& handle, const std::string& run_id,
+                    const std::vector<uint8_t>& logits);
 PutResult PutAttestation(const SqliteHandle& handle, const AttestationRecord& attestation);
 
 // Lists are ordered by id unless said otherwise.
@@ -46,5 +49,7 @@ std::optional<RunRecord> FindRun(const SqliteHandle& handle, const std::string& 
                                  StepLoading steps);
 // Ordered by step.
 std::vector<StepRecord> ListSteps(const SqliteHandle& handle, const std::string& run_id);
+// Run `run_id`'s step-0 float logits; empty when it has none.
+std::vector<uint8_t> FindFloatLogits(const SqliteHandle& handle, const std::string& run_id);
 
 }  // namespace dv::db

@@ -1,10 +1,15 @@
 #include "harness/plan_builder.h"
 
+#include <algorithm>
+#include <climits>
 #include <filesystem>
+#include <thread>
 
 #include "base/file_io.h"
 #include "base/sha256.h"
 #include "build_info.h"
+#include "checkpoint/hf_checkpoint.h"
+#include "checkpoint/hf_synth.h"
 #include "engine/backends/backend_registry.h"
 #include "engine/co_prompts.h"
 #include "engine/model_source.h"
@@ -20,9 +25,19 @@ std::string BaseName(std::string p) {
   return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
-// Why a configuration is not run on this machine/build, or "" when it can run.
-std::string SkipReason(const Configuration& c) {
-  if (c.engine == EngineKind::kFloat) return "the float contrast engine is not part of this build";
+// Why a configuration is not run on this machine/build with these models, or "" when it can run.
+std::string SkipReason(const Configuration& c, const ResolvedModel& m) {
+  if (c.engine == EngineKind::kFloat) {
+    if (c.backend != BackendKind::kCpu) {
+      return "this build's float engine runs on the cpu (OpenBLAS); no " +
+             std::string(KindName(c.backend)) + " float engine";
+    }
+    if (c.dtype == FloatDType::kFp16) return "the cpu float engine runs fp32 and bf16, not fp16";
+    if (!c.platform.empty()) return "float rows run on this machine only, not emulated";
+    if (!m.checkpoint) return m.float_missing;
+    return "";
+  }
+  if (!m.artifact) return m.int_missing;
   if (!BackendAvailable(c.backend)) {
     if (c.backend == BackendKind::kCuda)
       return "this build has no cuda backend (none is written yet)";
@@ -32,8 +47,19 @@ std::string SkipReason(const Configuration& c) {
   return "";
 }
 
-plan::PlanModel PlanModelOf(const ResolvedModel& m, const Scenario& scenario) {
+plan::PlanModel PlanModelOf(const ResolvedModel& m, const Scenario& scenario, EngineKind engine) {
   plan::PlanModel out;
+  if (engine == EngineKind::kFloat) {
+    if (!m.checkpoint) return out;  // skipped: the plan records the engine, not a model
+    out.source = plan::ModelSource::kHfCheckpoint;
+    out.path = m.checkpoint_dir;
+    out.sha256 = m.checkpoint_sha256;
+    out.config_sha256 = m.checkpoint_config_sha256;
+    out.label = m.float_source;
+    out.synthetic = m.float_synthetic;
+    return out;
+  }
+  if (!m.artifact) return out;
   out.sha256 = m.artifact->sha256();
   out.config_sha256 = m.artifact->config_sha256();
   out.label = m.source;
@@ -49,6 +75,63 @@ plan::PlanModel PlanModelOf(const ResolvedModel& m, const Scenario& scenario) {
   return out;
 }
 
+// The int side of ResolveModel.
+void ResolveIntModel(const Scenario& scenario, ResolvedModel& m) {
+  if (!scenario.model.artifact.empty()) {
+    m.artifact_path = ResolveScenarioPath(scenario, scenario.model.artifact);
+    if (PathExists(m.artifact_path)) {
+      m.artifact = Artifact::Load(m.artifact_path);
+      m.source = "artifact:" + BaseName(m.artifact_path);
+      return;
+    }
+    if (scenario.model.fallback_preset.empty()) {
+      m.int_missing = "the int artifact '" + scenario.model.artifact +
+                      "' does not exist and the scenario has no fallback";
+      return;
+    }
+    m.fallback_used = true;
+  } else if (scenario.model.fallback_preset.empty()) {
+    m.int_missing = "the scenario names no int artifact (model.artifact) for its int8 rows";
+    return;
+  }
+  m.artifact = LoadSynthetic(scenario.model.fallback_preset, scenario.model.fallback_seed);
+  m.source = "synthetic:" + scenario.model.fallback_preset +
+             " seed=" + std::to_string(scenario.model.fallback_seed);
+  m.synthetic = true;
+}
+
+// The float side of ResolveModel.
+void ResolveFloatModel(const Scenario& scenario, ResolvedModel& m) {
+  std::string dir;
+  if (!scenario.model.hf.empty()) {
+    dir = ResolveScenarioPath(scenario, scenario.model.hf);
+    if (PathExists(dir)) {
+      m.checkpoint = OpenHfCheckpoint(dir);
+      m.float_source = "hf:" + BaseName(dir);
+    } else if (scenario.model.fallback_preset.empty()) {
+      m.float_missing = "the Hugging Face checkpoint '" + scenario.model.hf +
+                        "' does not exist and the scenario has no fallback";
+      return;
+    } else {
+      m.float_fallback_used = true;
+    }
+  } else if (scenario.model.fallback_preset.empty()) {
+    m.float_missing = "the scenario names no Hugging Face checkpoint (model.hf) for its float rows";
+    return;
+  }
+  if (!m.checkpoint) {
+    m.checkpoint = OpenHfSynthetic(scenario.model.fallback_preset, scenario.model.fallback_seed,
+                                   PrintHfSynthesisNotice);
+    dir = HfSyntheticCacheDir(scenario.model.fallback_preset, scenario.model.fallback_seed);
+    m.float_source = "synthetic-hf:" + scenario.model.fallback_preset +
+                     " seed=" + std::to_string(scenario.model.fallback_seed);
+    m.float_synthetic = true;
+  }
+  m.checkpoint_dir = std::filesystem::absolute(dir).lexically_normal().string();
+  m.checkpoint_sha256 = m.checkpoint->ContentSha256();
+  m.checkpoint_config_sha256 = Sha256FileHex(m.checkpoint_dir + "/config.json");
+}
+
 }  // namespace
 
 std::string ResolveScenarioPath(const Scenario& scenario, const std::string& path) {
@@ -59,34 +142,40 @@ std::string ResolveScenarioPath(const Scenario& scenario, const std::string& pat
   return PathExists(beside) ? beside : path;
 }
 
-ResolvedModel ResolveModel(const Scenario& scenario) {
-  ResolvedModel m;
-  if (!scenario.model.artifact.empty()) {
-    m.artifact_path = ResolveScenarioPath(scenario, scenario.model.artifact);
-    if (PathExists(m.artifact_path)) {
-      m.artifact = Artifact::Load(m.artifact_path);
-      m.source = "artifact:" + BaseName(m.artifact_path);
-      return m;
-    }
-    if (scenario.model.fallback_preset.empty()) {
-      throw ScenarioError(scenario.path + ": the artifact '" + scenario.model.artifact +
-                          "' does not exist and the scenario has no fallback");
-    }
-    m.fallback_used = true;
+db::ArtifactRecord ResolvedModel::Record(EngineKind engine) const {
+  const bool float_side = engine == EngineKind::kFloat ? checkpoint != nullptr : !artifact;
+  if (float_side) {
+    return {checkpoint_sha256, float_source, float_synthetic, checkpoint_config_sha256};
   }
-  m.artifact = LoadSynthetic(scenario.model.fallback_preset, scenario.model.fallback_seed);
-  m.source = "synthetic:" + scenario.model.fallback_preset +
-             " seed=" + std::to_string(scenario.model.fallback_seed);
-  m.synthetic = true;
+  return {artifact->sha256(), source, synthetic, artifact->config_sha256()};
+}
+
+int64_t ResolvedModel::Vocab(EngineKind engine) const {
+  const bool float_side = engine == EngineKind::kFloat ? checkpoint != nullptr : !artifact;
+  return float_side ? checkpoint->config().vocab : artifact->weights().config.vocab;
+}
+
+std::string ResolvedModel::TokenizerDir() const {
+  return artifact ? artifact->dir() : checkpoint_dir;
+}
+
+ResolvedModel ResolveModel(const Scenario& scenario, bool with_float) {
+  ResolvedModel m;
+  ResolveIntModel(scenario, m);
+  if (with_float) ResolveFloatModel(scenario, m);
+  if (!m.artifact && !m.checkpoint) {
+    throw ScenarioError(scenario.path + ": " +
+                        (with_float ? m.int_missing + "; " + m.float_missing : m.int_missing));
+  }
   return m;
 }
 
-ResolvedPrompt ResolvePromptWithTokenizer(const Scenario& scenario, const Artifact& artifact) {
+ResolvedPrompt ResolvePromptWithTokenizer(const Scenario& scenario, const ResolvedModel& model) {
   ResolvedPrompt out;
   out.ids = scenario.prompt.ids;
   if (out.ids.empty()) {
-    out.ids = TokenizePromptText(scenario, artifact);
-    out.tokenizer_sha256 = Sha256FileHex(PromptTokenizerPath(artifact));
+    out.ids = TokenizePromptText(scenario, model.TokenizerDir());
+    out.tokenizer_sha256 = Sha256FileHex(PromptTokenizerPath(model.TokenizerDir()));
   }
   std::vector<int32_t>& ids = out.ids;
   if (scenario.prompt.first_tokens > 0) {
@@ -109,7 +198,9 @@ ResolvedPrompt ResolvePromptWithTokenizer(const Scenario& scenario, const Artifa
                         std::to_string(i) + " (" + std::to_string(ids.size()) + " ids vs " +
                         std::to_string(scenario.prompt.expect_ids.size()) + " expected)");
   }
-  const int64_t vocab = artifact.weights().config.vocab;
+  // Every selected row's model must take the prompt.
+  int64_t vocab = model.artifact ? model.artifact->weights().config.vocab : INT64_MAX;
+  if (model.checkpoint) vocab = std::min(vocab, model.checkpoint->config().vocab);
   for (int32_t id : ids) {
     if (id >= vocab) {
       throw ScenarioError(scenario.path + ": prompt token id " + std::to_string(id) +
@@ -119,8 +210,8 @@ ResolvedPrompt ResolvePromptWithTokenizer(const Scenario& scenario, const Artifa
   return out;
 }
 
-std::vector<int32_t> ResolvePrompt(const Scenario& scenario, const Artifact& artifact) {
-  return ResolvePromptWithTokenizer(scenario, artifact).ids;
+std::vector<int32_t> ResolvePrompt(const Scenario& scenario, const ResolvedModel& model) {
+  return ResolvePromptWithTokenizer(scenario, model).ids;
 }
 
 PlannedRun PlanConfiguration(const Scenario& scenario, const std::string& scenario_id,
@@ -136,23 +227,29 @@ PlannedRun PlanConfiguration(const Scenario& scenario, const std::string& scenar
   p.backend = c.backend;
   p.cuda_graphs = c.cuda_graphs;
   p.platform = c.platform;
-  p.model = PlanModelOf(model, scenario);
+  p.model = PlanModelOf(model, scenario, c.engine);
   p.prompt.ids = prompt.ids;
   p.prompt.tokenizer_sha256 = prompt.tokenizer_sha256;
   p.batch.size = c.batch.size;
   p.batch.position = c.batch.position;
   p.batch.co_prompts = c.batch.co_prompts;
-  if (c.batch.size > 1) {
+  out.skip_reason = SkipReason(c, model);
+  if (c.batch.size > 1 && (model.artifact || model.checkpoint)) {
     CoPromptSpec spec = scenario.co_prompts;
     spec.count = c.batch.size - 1;
-    p.batch.co_prompt_ids = MakeCoPrompts(spec, model.artifact->weights().config.vocab);
+    p.batch.co_prompt_ids = MakeCoPrompts(spec, model.Vocab(c.engine));
   }
   p.split_prefill = c.split_prefill;
   p.max_new = scenario.max_new;
   p.timeout_s = c.timeout_s;
   p.spec_version = build::kSpecVersion;
+  if (c.engine == EngineKind::kFloat) {
+    // OpenBLAS's own default is every CPU; the plan names the count so the child sets it.
+    p.threads = c.threads > 0 ? c.threads
+                              : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    return out;
+  }
   p.threads = c.threads > 0 ? c.threads : DefaultBackendThreads(c.backend);
-  out.skip_reason = SkipReason(c);
   if (!out.skip_reason.empty()) return out;
   // An emulated child runs on another CPU: it picks its own level (DETVERIFY_CPU_ISA, which it
   // inherits, or its widest), so only a native plan names the level this CPU will use.

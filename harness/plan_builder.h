@@ -9,19 +9,41 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/float_checkpoint.h"
+#include "db/records.h"
 #include "engine/artifact.h"
 #include "harness/scenario.h"
 #include "plan/run_plan.h"
 
 namespace dv::harness {
 
-// The model a scenario runs on: its artifact when present, else its synthetic fallback.
+// The models a scenario runs on. The int side: its artifact when present, else its synthetic
+// fallback; absent (its rows skipped with `int_missing`) when it has neither. The float side,
+// resolved only when float rows are selected: its Hugging Face checkpoint when present, else the
+// synthetic checkpoint of the fallback preset (`synth --format hf`, cached and checked); absent
+// (its rows skipped with `float_missing`) when it has neither.
 struct ResolvedModel {
-  std::unique_ptr<Artifact> artifact;
-  std::string source;  // "artifact:<dir name>" or "synthetic:<preset> seed=<n>"
+  std::unique_ptr<Artifact> artifact;  // null when the int side is absent
+  std::string source;                  // "artifact:<dir name>" or "synthetic:<preset> seed=<n>"
   bool synthetic = false;
   bool fallback_used = false;  // the artifact was named but absent
   std::string artifact_path;   // the path that was looked for (may be empty)
+  std::string int_missing;     // why int8 rows cannot run ("" when artifact is set)
+
+  std::unique_ptr<FloatCheckpoint> checkpoint;  // null when the float side is absent
+  std::string float_source;  // "hf:<dir name>" or "synthetic-hf:<preset> seed=<n>"
+  bool float_synthetic = false;
+  bool float_fallback_used = false;  // the checkpoint was named but absent
+  std::string checkpoint_dir;        // the folder read (absolute)
+  std::string checkpoint_sha256, checkpoint_config_sha256;
+  std::string float_missing;  // why float rows cannot run ("" when checkpoint is set)
+
+  // The DB row of the model `engine` rows run; a side that is absent borrows the other's (its
+  // rows are skipped, and a run row must name an artifact).
+  db::ArtifactRecord Record(EngineKind engine) const;
+  int64_t Vocab(EngineKind engine) const;  // the vocabulary `engine` rows run with
+  // The folder whose tokenizer.json encodes text prompts: the artifact's, else the checkpoint's.
+  std::string TokenizerDir() const;
 };
 
 // The prompt's token ids and what produced them.
@@ -33,13 +55,14 @@ struct ResolvedPrompt {
 // Relative paths are looked up in the current directory, then beside the scenario file.
 std::string ResolveScenarioPath(const Scenario& scenario, const std::string& path);
 
-// Throws ScenarioError / ArtifactError when neither the artifact nor a fallback is usable.
-ResolvedModel ResolveModel(const Scenario& scenario);
+// `with_float`: resolve the float side too (some float rows are selected). Throws ScenarioError /
+// ArtifactError when no selected row has a model.
+ResolvedModel ResolveModel(const Scenario& scenario, bool with_float = false);
 
 // The prompt's token ids (ids as given, or the text tokenized), cut to first_tokens, checked
 // against expect_ids and the model's vocabulary. Throws ScenarioError.
-std::vector<int32_t> ResolvePrompt(const Scenario& scenario, const Artifact& artifact);
-ResolvedPrompt ResolvePromptWithTokenizer(const Scenario& scenario, const Artifact& artifact);
+std::vector<int32_t> ResolvePrompt(const Scenario& scenario, const ResolvedModel& model);
+ResolvedPrompt ResolvePromptWithTokenizer(const Scenario& scenario, const ResolvedModel& model);
 
 // One configuration, planned. A configuration that cannot run here carries its reason: skipped
 // (a backend, engine or emulator this machine or build lacks) or an error (a backend request

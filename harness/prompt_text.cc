@@ -14,14 +14,14 @@ constexpr size_t kMaxPromptTextBytes = 64 * kMiB;
 
 }  // namespace
 
-std::string PromptTokenizerPath(const Artifact& artifact) {
-  const std::string own = artifact.dir() + "/tokenizer.json";
+std::string PromptTokenizerPath(const std::string& model_dir) {
+  const std::string own = model_dir + "/tokenizer.json";
   struct stat st {};
   if (::stat(own.c_str(), &st) == 0) return own;
   return tok::DefaultTokenizerPath();
 }
 
-std::vector<int32_t> TokenizePromptText(const Scenario& scenario, const Artifact& artifact) {
+std::vector<int32_t> TokenizePromptText(const Scenario& scenario, const std::string& model_dir) {
   std::string text = scenario.prompt.text;
   if (!scenario.prompt.text_file.empty()) {
     const std::string path = ResolveScenarioPath(scenario, scenario.prompt.text_file);
@@ -36,7 +36,7 @@ std::vector<int32_t> TokenizePromptText(const Scenario& scenario, const Artifact
   }
   std::vector<int32_t> ids;
   try {
-    ids = tok::Tokenizer::FromFile(PromptTokenizerPath(artifact)).Encode(text);
+    ids = tok::Tokenizer::FromFile(PromptTokenizerPath(model_dir)).Encode(text);
   } catch (const tok::TokenizerError& e) {
     throw ScenarioError(scenario.path + ": cannot tokenize the prompt: " + e.what());
   }

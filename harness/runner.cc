@@ -80,7 +80,6 @@ struct RunContext {
   ResolvedPrompt prompt;
   db::ScenarioRecord scenario;
   db::MachineRecord machine;  // the parent's
-  db::ArtifactRecord artifact;
   nlohmann::json fingerprint;
 };
 
@@ -88,22 +87,39 @@ void PrintHeader(const Scenario& scenario, const RunContext& ctx, std::FILE* inf
   const nlohmann::json& fp = ctx.fingerprint;
   std::fprintf(info, "detverify %s (spec %s, %s)  scenario %s\n", build::kToolVersion,
                build::kSpecVersion, build::kGitCommit, scenario.name.c_str());
-  std::fprintf(info, "artifact  %s  sha256 %s\n", ctx.model.source.c_str(),
-               ctx.model.artifact->sha256().c_str());
+  const ResolvedModel& m = ctx.model;
+  if (m.artifact) {
+    std::fprintf(info, "artifact  %s  sha256 %s\n", m.source.c_str(), m.artifact->sha256().c_str());
+  }
+  if (m.checkpoint) {
+    std::fprintf(info, "float     %s  sha256 %s\n", m.float_source.c_str(),
+                 m.checkpoint_sha256.c_str());
+  }
   std::fprintf(info, "machine   %s | %s | %s | %s\n", fp.value("cpu_model", "?").c_str(),
                fp.value("os", "?").c_str(), fp.value("compiler", "?").c_str(),
                fp.value("kernel", "?").c_str());
-  if (ctx.model.synthetic) {
-    const std::string why = ctx.model.fallback_used ? "the artifact '" + scenario.model.artifact +
-                                                          "' is absent, so this run uses"
-                                                    : "this scenario names no artifact and uses";
+  std::vector<std::string> lines;  // the banner's, for each synthetic side
+  if (m.artifact && m.synthetic) {
+    lines.push_back(m.fallback_used ? "the artifact '" + scenario.model.artifact + "' is absent, so"
+                                    : "this scenario names no artifact, so");
+    lines.push_back("the int8 rows run the built-in " + m.source + ".");
+  }
+  if (m.checkpoint && m.float_synthetic) {
+    lines.push_back(m.float_fallback_used
+                        ? "the checkpoint '" + scenario.model.hf + "' is absent, so"
+                        : "this scenario names no hf checkpoint, so");
+    lines.push_back("the float rows run the built-in " + m.float_source + ".");
+  }
+  if (!lines.empty()) {
+    lines.push_back("Hashes are not comparable with published values for real");
+    lines.push_back("weights (they are recorded as synthetic).");
     std::fprintf(info,
                  "\n  ************************************************************************\n"
-                 "  *  SYNTHETIC MODEL: %s\n"
-                 "  *  the built-in %s. Hashes are not comparable with\n"
-                 "  *  published values for real weights (they are recorded as synthetic).\n"
-                 "  ************************************************************************\n\n",
-                 why.c_str(), ctx.model.source.c_str());
+                 "  *  SYNTHETIC MODEL: %s\n",
+                 lines.front().c_str());
+    for (size_t i = 1; i < lines.size(); ++i) std::fprintf(info, "  *  %s\n", lines[i].c_str());
+    std::fprintf(info,
+                 "  ************************************************************************\n\n");
   }
   std::fflush(info);
 }
@@ -185,7 +201,7 @@ db::RunRecord RunConfiguration(const Scenario& scenario, const Configuration& c,
   db::RunRecord run;
   run.scenario = ctx.scenario;
   run.machine = ctx.machine;
-  run.artifact = ctx.artifact;
+  run.artifact = ctx.model.Record(c.engine);
   run.configuration = c.name;
   run.engine = c.engine;
   run.backend = c.backend;
@@ -217,6 +233,7 @@ db::RunRecord RunConfiguration(const Scenario& scenario, const Configuration& c,
     if (!run.steps.empty()) {
       run.final_logits_chain = run.steps.back().logits_chain;
       run.final_token_chain = run.steps.back().token_chain;
+      run.step0_logits = r.step0_logits;
       run.tokens_per_s_milli =
           r.generate_ms > 0 ? static_cast<int64_t>(run.steps.size()) * 1000 * 1000 / r.generate_ms
                             : 0;
@@ -240,7 +257,7 @@ void PrintTable(const Scenario& scenario, const RunContext& ctx,
   std::printf("\n%s", verdict::RenderRunTableText(table).c_str());
   bool any_expect = false;
   for (const auto& e : scenario.expect) {
-    any_expect |= ctx.model.artifact->sha256().rfind(e.artifact, 0) == 0;
+    any_expect |= ctx.model.artifact && ctx.model.artifact->sha256().rfind(e.artifact, 0) == 0;
   }
   if (!scenario.expect.empty() && !any_expect) {
     std::printf(
@@ -253,12 +270,12 @@ void PrintTable(const Scenario& scenario, const RunContext& ctx,
 // Stage 2: everything the rows share, resolved once (a bad prompt fails here, early).
 RunContext ResolveContext(const Scenario& scenario) {
   RunContext ctx;
-  ctx.model = ResolveModel(scenario);
-  ctx.prompt = ResolvePromptWithTokenizer(scenario, *ctx.model.artifact);
+  bool with_float = false;
+  for (const Configuration* c : selected) with_float |= c->engine == EngineKind::kFloat;
+  ctx.model = ResolveModel(scenario, with_float);
+  ctx.prompt = ResolvePromptWithTokenizer(scenario, ctx.model);
   ctx.fingerprint = fingerprint::CollectFingerprint();
   ctx.machine = MachineOf(ctx.fingerprint);
-  ctx.artifact = {ctx.model.artifact->sha256(), ctx.model.source, ctx.model.synthetic,
-                  ctx.model.artifact->config_sha256()};
   ctx.scenario = {"", scenario.name, CanonicalScenarioText(scenario)};
   ctx.scenario.id = db::ComputeScenarioId(ctx.scenario);
   return ctx;

@@ -115,8 +115,9 @@ constexpr int64_t kMaxSteps = 1 << 20;
 constexpr size_t kMaxScenarioBytes = 16 * kMiB;
 
 void ParseModel(const Reader& r, const YAML::Node& n, ModelSpec& m) {
-  r.OnlyKeys(n, "model", {"artifact", "fallback", "fallback_seed"});
+  r.OnlyKeys(n, "model", {"artifact", "hf", "fallback", "fallback_seed"});
   if (n["artifact"]) m.artifact = r.Str(n["artifact"], "model.artifact");
+  if (n["hf"]) m.hf = r.Str(n["hf"], "model.hf");
   if (n["fallback"]) {
     const std::string f = r.Str(n["fallback"], "model.fallback");
     const std::string prefix = "synthetic:";
@@ -131,8 +132,8 @@ void ParseModel(const Reader& r, const YAML::Node& n, ModelSpec& m) {
   if (n["fallback_seed"])
     m.fallback_seed =
         static_cast<uint64_t>(r.Int(n["fallback_seed"], "model.fallback_seed", 0, INT64_MAX));
-  if (m.artifact.empty() && m.fallback_preset.empty())
-    r.Fail(n, "model needs an artifact, a fallback, or both");
+  if (m.artifact.empty() && m.hf.empty() && m.fallback_preset.empty())
+    r.Fail(n, "model needs an artifact, an hf checkpoint, a fallback, or some of them");
 }
 
 void ParsePrompt(const Reader& r, const YAML::Node& n, PromptSpec& p) {
@@ -322,6 +323,8 @@ std::string CanonicalScenarioText(const Scenario& s) {
   j["model"] = {{"artifact", s.model.artifact},
                 {"fallback", s.model.fallback_preset},
                 {"fallback_seed", s.model.fallback_seed}};
+  // Only when given: the identity of a scenario without a checkpoint stays what it was.
+  if (!s.model.hf.empty()) j["model"]["hf"] = s.model.hf;
   j["prompt"] = {{"ids", s.prompt.ids},
                  {"text", s.prompt.text},
                  {"text_file", s.prompt.text_file},

@@ -20,8 +20,12 @@ class ScenarioError : public ExpectedError {
   using ExpectedError::ExpectedError;
 };
 
+// The scenario's two models: the int artifact its int8 rows run and the Hugging Face checkpoint
+// its float rows run. The synthetic fallback stands in for whichever is absent: the int preset
+// for the artifact, `synth --format hf` of the same preset for the checkpoint.
 struct ModelSpec {
-  std::string artifact;         // folder as written (may be empty)
+  std::string artifact;         // int artifact folder as written (may be empty)
+  std::string hf;               // Hugging Face checkpoint folder as written (may be empty)
   std::string fallback_preset;  // "qwen3-0.6b" from "synthetic:qwen3-0.6b" (may be empty)
   uint64_t fallback_seed = 0;
 };

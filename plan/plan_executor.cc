@@ -1,5 +1,6 @@
 #include "plan/plan_executor.h"
 
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +15,11 @@
 #include "engine/generate.h"
 #include "engine/model_source.h"
 #include "fingerprint/fingerprint.h"
+#ifdef DV_PLAN_FLOAT_ENGINE
+#include "checkpoint/hf_checkpoint.h"
+#include "float_engine/blas.h"
+#include "float_engine/float_generate.h"
+#endif
 
 namespace dv::plan {
 namespace {
@@ -39,7 +45,7 @@ std::unique_ptr<Artifact> LoadPlanModel(const RunPlan& plan) {
     case ModelSource::kGguf:
       throw PlanError("run plan " + plan.name + ": a " +
                       std::string(ModelSourceName(plan.model.source)) +
-                      " model is read by the float engine, which is not part of this build");
+                      " model is run by the float engine, not the int8 engine");
   }
   if (artifact->sha256() != plan.model.sha256) {
     throw PlanError(where + ": model.safetensors has sha256 " + artifact->sha256().substr(0, 16) +
@@ -53,6 +59,84 @@ std::unique_ptr<Artifact> LoadPlanModel(const RunPlan& plan) {
   return artifact;
 }
 
+#ifdef DV_PLAN_FLOAT_ENGINE
+// The Hugging Face checkpoint a float plan names, checked against its digests.
+std::unique_ptr<FloatCheckpoint> LoadFloatPlanModel(const RunPlan& plan) {
+  if (plan.model.source != ModelSource::kHfCheckpoint) {
+    throw PlanError("run plan " + plan.name + ": the float engine runs a Hugging Face checkpoint " +
+                    "(hf), not a " + std::string(ModelSourceName(plan.model.source)) + " model");
+  }
+  auto checkpoint = OpenHfCheckpoint(plan.model.path);
+  if (checkpoint->ContentSha256() != plan.model.sha256) {
+    throw PlanError(plan.model.path + ": the checkpoint's weights have sha256 " +
+                    checkpoint->ContentSha256().substr(0, 16) + ", the run plan names " +
+                    plan.model.sha256.substr(0, 16) + " (it changed after the run was planned?)");
+  }
+  const std::string config_sha256 = Sha256FileHex(plan.model.path + "/config.json");
+  if (config_sha256 != plan.model.config_sha256) {
+    throw PlanError(plan.model.path + ": config.json has sha256 " + config_sha256.substr(0, 16) +
+                    ", the run plan names " + plan.model.config_sha256.substr(0, 16));
+  }
+  return checkpoint;
+}
+#endif
+
+// A float contrast row: the plan's checkpoint through the float engine (fp32 or bf16, OpenBLAS
+// with the plan's thread count), the same batch and split, the same chains over the float32
+// logits' bytes; our row's step-0 logits go back with the hashes.
+PlanResult ExecuteFloatPlan(const RunPlan& plan, const std::string& plan_sha256,
+                            const ProgressFn& progress) {
+#ifdef DV_PLAN_FLOAT_ENGINE
+  if (plan.backend != BackendKind::kCpu) {
+    throw PlanError("run plan " + plan.name + ": the float engine runs on the cpu backend, not " +
+                    std::string(KindName(plan.backend)));
+  }
+  const auto checkpoint = LoadFloatPlanModel(plan);
+  FloatEngineOptions fo;
+  fo.dtype = ParseFloatDType(std::string(KindName(plan.dtype)));
+  fo.threads = static_cast<int>(plan.threads);
+  FloatQwen3 model(*checkpoint, fo);
+  const auto rows = ComposeBatch(plan.prompt.ids, plan.batch.co_prompt_ids, plan.batch.position);
+  GenerationOptions go;
+  go.max_new = plan.max_new;
+  go.split = plan.split_prefill;
+  const auto ours = static_cast<size_t>(plan.batch.position);
+  PlanResult out;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto results = GenerateGreedyFloat(
+      model, rows, go,
+      [&](size_t row, int64_t step, int64_t total) {
+        if (row == ours && progress) progress(step + 1, total);
+      },
+      [&](size_t row, int64_t step, std::span<const float> logits) {
+        if (row != ours || step != 0) return;
+        out.step0_logits.resize(logits.size() * 4);
+        for (size_t i = 0; i < logits.size(); ++i) {
+          const auto bits = std::bit_cast<uint32_t>(logits[i]);
+          for (size_t b = 0; b < 4; ++b) {
+            out.step0_logits[4 * i + b] = static_cast<uint8_t>(bits >> (8 * b));
+          }
+        }
+      });
+  out.generate_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+          .count();
+  out.plan_sha256 = plan_sha256;
+  out.model_sha256 = checkpoint->ContentSha256();
+  out.threads = BlasThreads();
+  out.fingerprint = fingerprint::CollectFingerprint();
+  const RowResult& r = results[ours];
+  for (size_t i = 0; i < r.tokens.size(); ++i) {
+    out.steps.push_back({r.tokens[i], r.logits_chain[i], r.token_chain[i]});
+  }
+  return out;
+#else
+  (void)plan_sha256;
+  (void)progress;
+  throw PlanError("run plan " + plan.name + ": the float engine is not part of this build");
+#endif
+}
+
 }  // namespace
 
 PlanResult ExecutePlan(const RunPlan& plan, const std::string& plan_sha256,
@@ -61,12 +145,7 @@ PlanResult ExecutePlan(const RunPlan& plan, const std::string& plan_sha256,
     throw PlanError("run plan " + plan.name + ": spec " + plan.spec_version + ", this build " +
                     "computes " + build::kSpecVersion);
   }
-  // The float engine (engine: float) plugs in here: a float plan's model is a Hugging Face
-  // checkpoint or a GGUF file, its steps hash the float logits the same way.
-  if (plan.engine != EngineKind::kInt8) {
-    throw PlanError("run plan " + plan.name +
-                    ": the float contrast engine is not part of this build");
-  }
+  if (plan.engine == EngineKind::kFloat) return ExecuteFloatPlan(plan, plan_sha256, progress);
   const std::unique_ptr<Artifact> artifact = LoadPlanModel(plan);
   BackendOptions options;
   options.threads = static_cast<int>(plan.threads);

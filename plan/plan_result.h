@@ -38,12 +38,16 @@ struct PlanResult {
   int64_t wrap_events = 0;     // SPEC §8 diagnostic count
   nlohmann::json fingerprint;  // the child's machine (fingerprint/fingerprint.h)
   std::vector<StepHashes> steps;
+  // Float plans only: our row's step-0 logits as little-endian float32 bytes [vocab], the bytes
+  // steps[0].logits_chain hashes (the float rows' cushion, verdict/). Empty for int8 plans.
+  std::vector<uint8_t> step0_logits;
 };
 
 nlohmann::json ResultJson(const PlanResult& result);
 // Parses `text` and checks it against `plan` (whose canonical text hashes to `plan_sha256`):
 // protocol version, plan and model digests, one step per generated token with full 64-digit
-// chains, a fingerprint object. Throws ResultError naming the first problem.
+// chains, a fingerprint object, and for a float plan (only) its step-0 logits, which must hash to
+// the step-0 logits chain. Throws ResultError naming the first problem.
 PlanResult ParseResult(std::string_view text, const RunPlan& plan, const std::string& plan_sha256);
 
 }  // namespace dv::plan

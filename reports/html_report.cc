@@ -135,11 +135,14 @@ void RenderScenario(const ScenarioResults& s, const ScenarioGate& gate, std::str
   const std::string int8_verdict = verdict::Int8VerdictText(v) + (v.agree ? " \u2714" : " \u2718");
   out += "<tr class=\"verdict\"><td colspan=\"4\">verdict</td><td class=\"" +
          std::string(v.agree ? "mark-ok" : "mark-bad") + "\">" + E(int8_verdict) + "</td><td>" +
-         (v.float_with_hashes == 0
-              ? ""
-              : E(Plural(v.float_unique_logits, "unique hash", "unique hashes"))) +
-         "</td><td colspan=\"2\"></td></tr>";
+         E(verdict::FloatVerdictText(v)) + "</td><td colspan=\"2\"></td></tr>";
   out += "</tbody></table>";
+  const std::vector<std::string> float_lines = verdict::FloatContrastLines(v);
+  if (!float_lines.empty()) {
+    out += "<p>Float contrast rows (measured, never gated):</p><ul class=\"float-contrast\">";
+    for (const std::string& line : float_lines) out += "<li>" + E(line) + "</li>";
+    out += "</ul>";
+  }
 
   std::string items;
   for (const std::string& p : gate.problems) items += "<li class=\"bad\">" + E(p) + "</li>";

@@ -75,9 +75,13 @@ void RenderScenario(const ScenarioResults& s, const ScenarioGate& gate, std::str
   }
   const verdict::ScenarioVerdict& v = t.verdict;
   const std::string int8_verdict = verdict::Int8VerdictText(v) + (v.agree ? " \u2705" : " \u274c");
-  const std::string float_verdict =
-      v.float_with_hashes == 0 ? "" : Plural(v.float_unique_logits, "unique hash", "unique hashes");
-  out += "| | | | | **" + int8_verdict + "** | " + float_verdict + " | | |\n\n";
+  out += "| | | | | **" + int8_verdict + "** | " + verdict::FloatVerdictText(v) + " | | |\n\n";
+  const std::vector<std::string> float_lines = verdict::FloatContrastLines(v);
+  if (!float_lines.empty()) {
+    out += "Float contrast rows (measured, never gated):\n\n";
+    for (const std::string& line : float_lines) out += "- " + Cell(line) + "\n";
+    out += "\n";
+  }
 
   bool any_not_ok = false;
   for (size_t i = 0; i < s.runs.size(); ++i) {

@@ -1,6 +1,8 @@
 #include "verdict/run_table.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 #include "fingerprint/fingerprint.h"
 
@@ -25,6 +27,39 @@ std::string Pad(const std::string& s, size_t w) {
 
 std::string Plural(int64_t n, const std::string& one, const std::string& many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+nlohmann::json FloatContrastJson(const ScenarioVerdict& v) {
+  const float_contrast::FloatContrast& f = v.floats;
+  auto name = [&](size_t float_index) -> std::string {
+    return float_index < v.float_rows.size() && v.float_rows[float_index] < v.row_names.size()
+               ? v.row_names[v.float_rows[float_index]]
+               : "";
+  };
+  nlohmann::json j = {{"rows", f.rows},
+                      {"unique_logits_hashes", f.unique_logits},
+                      {"unique_token_hashes", f.unique_tokens},
+                      {"tokens_agree", f.tokens_agree},
+                      {"compared_steps", f.compared_steps},
+                      {"rows_with_step0_logits", f.rows_with_logits},
+                      {"checkpoints", v.float_checkpoints}};
+  j["first_token_divergence"] =
+      f.first_token_divergence ? nlohmann::json(*f.first_token_divergence) : nullptr;
+  j["first_logits_divergence"] =
+      f.first_logits_divergence ? nlohmann::json(*f.first_logits_divergence) : nullptr;
+  if (f.cushion && f.cushion->finite) {
+    const float_contrast::Cushion& c = *f.cushion;
+    j["cushion"] = {{"max_abs_delta", c.max_abs_delta},
+                    {"delta_rows", {name(c.delta_row_a), name(c.delta_row_b)}},
+                    {"delta_token", c.delta_index},
+                    {"min_margin", c.min_margin},
+                    {"margin_row", name(c.margin_row)},
+                    {"margin_tokens", {c.margin_top1, c.margin_top2}}};
+    j["cushion"]["ratio"] = c.Ratio() ? nlohmann::json(*c.Ratio()) : nullptr;
+  } else {
+    j["cushion"] = nullptr;
+  }
+  return j;
 }
 
 }  // namespace
@@ -83,6 +118,77 @@ std::string Int8VerdictText(const ScenarioVerdict& v) {
   return text;
 }
 
+std::string FloatVerdictText(const ScenarioVerdict& v) {
+  if (v.float_with_hashes == 0) return "";
+  return Plural(v.float_unique_logits, "unique hash", "unique hashes") +
+         (v.float_unique_logits == 1 ? " \u2705" : " \u274c");
+}
+
+std::string FormatLogitValue(double value) {
+  char buf[32];
+  if (value != 0 && std::fabs(value) < 1e-3) {
+    std::snprintf(buf, sizeof buf, "%.3e", value);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.4g", value);
+  }
+  return buf;
+}
+
+std::vector<std::string> FloatContrastLines(const ScenarioVerdict& v) {
+  std::vector<std::string> lines;
+  const float_contrast::FloatContrast& f = v.floats;
+  if (f.rows == 0) return lines;
+  auto name = [&](size_t float_index) {
+    return float_index < v.float_rows.size() && v.float_rows[float_index] < v.row_names.size()
+               ? v.row_names[v.float_rows[float_index]]
+               : "?";
+  };
+  std::string logits = f.first_logits_divergence
+                           ? "logits differ from step " + std::to_string(*f.first_logits_divergence)
+                           : "logits identical over " + std::to_string(f.compared_steps) + " steps";
+  std::string tokens;
+  if (f.rows < 2) {
+    tokens = "one float row: nothing to compare";
+  } else if (f.tokens_agree) {
+    tokens = "tokens agree over all " + std::to_string(f.compared_steps) + " steps";
+  } else if (f.first_token_divergence) {
+    tokens = "tokens diverge at step " + std::to_string(*f.first_token_divergence) + " (" +
+             Plural(f.unique_tokens, "unique token hash", "unique token hashes") + ")";
+  } else {
+    tokens = "tokens agree over the " + std::to_string(f.compared_steps) +
+             " steps every row has (rows of different lengths)";
+  }
+  lines.push_back("float rows: " + Plural(f.rows, "row", "rows") + " with hashes; " +
+                  (f.rows < 2 ? tokens : logits + "; " + tokens));
+  if (f.cushion) {
+    const float_contrast::Cushion& c = *f.cushion;
+    std::string line = "step-0 cushion: ";
+    if (!c.finite) {
+      line += "not computed (a float row's step-0 logits are not all finite)";
+    } else {
+      line += "max |\u0394logit| " + FormatLogitValue(c.max_abs_delta);
+      if (c.max_abs_delta > 0) {
+        line += " (" + name(c.delta_row_a) + " vs " + name(c.delta_row_b) + ", token " +
+                std::to_string(c.delta_index) + ")";
+      }
+      line += " vs top-1/top-2 margin " + FormatLogitValue(c.min_margin) + " (" +
+              name(c.margin_row) + ", tokens " + std::to_string(c.margin_top1) + "/" +
+              std::to_string(c.margin_top2) + ")";
+      if (const auto ratio = c.Ratio()) {
+        line += ": margin = " + FormatLogitValue(*ratio) + " x max |\u0394|";
+      } else {
+        line += ": the rows' step-0 logits are identical";
+      }
+    }
+    lines.push_back(line);
+  } else if (f.rows >= 2) {
+    lines.push_back("step-0 cushion: not computed (" + std::to_string(f.rows_with_logits) + " of " +
+                    std::to_string(f.rows) +
+                    " float rows have step-0 logits recorded; it needs two)");
+  }
+  return lines;
+}
+
 const char* PublishedText(HashMatch match) {
   switch (match) {
     case HashMatch::kMatch:
@@ -115,8 +221,7 @@ std::string RenderRunTableText(const RunTable& t, size_t hex) {
   }
   const ScenarioVerdict& v = t.verdict;
   const std::string int8_verdict = Int8VerdictText(v) + (v.agree ? " \u2705" : " \u274c");
-  const std::string float_verdict =
-      v.float_with_hashes == 0 ? "" : Plural(v.float_unique_logits, "unique hash", "unique hashes");
+  const std::string float_verdict = FloatVerdictText(v);
   cells.push_back({"", "", "", int8_verdict, float_verdict, ""});
   std::vector<size_t> w(cells[0].size(), 0);
   for (const auto& row : cells)
@@ -140,6 +245,7 @@ std::string RenderRunTableText(const RunTable& t, size_t hex) {
       out += "  " + t.rows[i].name + ": " + v.rows[i].message + "\n";
     }
   }
+  for (const std::string& line : FloatContrastLines(v)) out += "  " + line + "\n";
   for (const std::string& p : v.problems) out += "  " + p + "\n";
   return out;
 }
@@ -172,6 +278,7 @@ nlohmann::json RunTableJson(const RunTable& t) {
                   {"float_runs", v.float_with_hashes},
                   {"float_unique_logits_hashes", v.float_unique_logits},
                   {"published_ok", v.published_ok},
+                  {"float", FloatContrastJson(v)},
                   {"problems", v.problems}};
   return j;
 }

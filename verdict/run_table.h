@@ -48,6 +48,16 @@ RunTable BuildRunTable(const std::string& scenario_name, const std::vector<db::R
 // the rows do not agree when the hashes alone do not show it ("1 unique hash, 1 row without a
 // hash"). No mark; callers add ✅/❌ from verdict.agree.
 std::string Int8VerdictText(const ScenarioVerdict& verdict);
+// The float column's words: "4 unique hashes ❌" (the float rows end on different logits
+// chains), "1 unique hash ✅", "" without float hashes. The mark shows what the float rows did;
+// it is never part of the verdict.
+std::string FloatVerdictText(const ScenarioVerdict& verdict);
+// What the float rows show, one line each ("" lines left out): their token agreement and the
+// step they part at, and the step-0 cushion with the rows it comes from. Empty without float
+// rows with hashes. Shared by the run table, the Markdown and the HTML report.
+std::vector<std::string> FloatContrastLines(const ScenarioVerdict& verdict);
+// A value the way the float lines print it: 4 significant digits, scientific below 1e-3.
+std::string FormatLogitValue(double value);
 // "ok", "mismatch", "short" (the row ends before the published step) or "".
 const char* PublishedText(HashMatch match);
 

@@ -174,6 +174,28 @@ ScenarioVerdict JudgeScenario(const std::vector<db::RunRecord>& runs,
   v.artifacts.assign(artifacts.begin(), artifacts.end());
   v.float_unique_logits = static_cast<int64_t>(float_logits.size());
 
+  // The float rows against each other: measured, reported, never part of `agree` or `passed`.
+  std::vector<float_contrast::FloatRow> float_inputs;
+  std::vector<std::vector<std::string>> float_chains(2 * runs.size());
+  std::vector<std::vector<float>> float_logits_values(runs.size());
+  std::set<std::string> float_artifacts;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const db::RunRecord& r = runs[i];
+    if (r.engine != EngineKind::kFloat || !HasHashes(r) || r.steps.empty()) continue;
+    std::vector<std::string>& logits_chains = float_chains[2 * i];
+    std::vector<std::string>& token_chains = float_chains[2 * i + 1];
+    for (const db::StepRecord& s : r.steps) {
+      logits_chains.push_back(s.logits_chain);
+      token_chains.push_back(s.token_chain);
+    }
+    float_logits_values[i] = float_contrast::FloatsFromLittleEndian(r.step0_logits);
+    float_inputs.push_back({&logits_chains, &token_chains, float_logits_values[i]});
+    v.float_rows.push_back(i);
+    float_artifacts.insert(r.artifact.id);
+  }
+  v.floats = float_contrast::CompareFloatRows(float_inputs);
+  v.float_checkpoints = static_cast<int64_t>(float_artifacts.size());
+
   // The scenario as a whole.
   if (v.int8_with_hashes == 0) v.problems.push_back("no int8 configuration produced a hash");
   if (artifacts.size() > 1) {
@@ -254,6 +276,10 @@ ScenarioVerdict JudgeScenario(const std::vector<db::RunRecord>& runs,
     v.notes.push_back(std::to_string(float_rows) +
                       (float_rows == 1 ? " float contrast row" : " float contrast rows") +
                       ": reported, never gated");
+  }
+  if (v.float_checkpoints > 1) {
+    v.notes.push_back("the float rows ran " + std::to_string(v.float_checkpoints) +
+                      " different checkpoints: their contrast mixes models");
   }
   if (!v.published_ok) {
     v.notes.push_back(

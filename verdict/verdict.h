@@ -6,7 +6,8 @@
 // every int8 row that produced hashes ends on the same final logits chain and token chain, none
 // crashed, timed out, was killed or failed (it produced no hash, so it cannot show agreement),
 // and all used one artifact. Skipped rows (a backend or emulator this machine lacks) are listed
-// and never fail; float rows are contrast, reported and never judged. A row leaves the
+// and never fail; float rows are contrast, reported and never judged: their statistics
+// (float_contrast/) are measured here so every reader shows the same numbers. A row leaves the
 // baseline at the first step whose chain differs (divergence.h). Published hashes -- the
 // scenario's own `expect` list -- are checked at the step they name and reported; they fail the
 // verdict only when given as expectations (the gate's --expect).
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "db/records.h"
+#include "float_contrast/float_contrast.h"
 #include "verdict/divergence.h"
 #include "verdict/expected_hashes.h"
 
@@ -54,9 +56,15 @@ struct ScenarioVerdict {
   std::string logits_chain, token_chain;  // the agreed final chains (when exactly one each)
   std::vector<std::string> artifacts;     // distinct artifacts of the int8 rows with hashes
   int64_t float_with_hashes = 0, float_unique_logits = 0;
-  int64_t steps = 0;             // the most steps of any run
-  bool published_known = false;  // some published entry names an artifact of these runs
-  bool published_ok = true;      // no int8 row mismatches the published hashes
+  // The float rows with hashes, measured against each other (never judged): token agreement,
+  // the first step their tokens and logits part, the step-0 cushion. `float_rows` are their
+  // indices into the runs; the cushion's row indices are indices into `float_rows`.
+  float_contrast::FloatContrast floats;
+  std::vector<size_t> float_rows;
+  int64_t float_checkpoints = 0;  // distinct models of those rows (1 when they are comparable)
+  int64_t steps = 0;              // the most steps of any run
+  bool published_known = false;   // some published entry names an artifact of these runs
+  bool published_ok = true;       // no int8 row mismatches the published hashes
   bool expectations_given = false;
   std::vector<std::string> problems;  // failures of the scenario as a whole, one line each
   std::vector<std::string> notes;     // what is reported but does not fail

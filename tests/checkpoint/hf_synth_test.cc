@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
 
 #include "checkpoint/hf_checkpoint.h"
 #include "checkpoint/hf_synth.h"
@@ -113,6 +115,88 @@ TEST(HfSynth, CachedSyntheticOpensTheSameBytes) {
   const auto ckpt = OpenHfSynthetic("qwen3-tiny", 0);
   EXPECT_EQ(ckpt->ContentSha256(), kTiny.model_sha256);
   EXPECT_NE(ckpt->source().find("/synthetic-hf/qwen3-tiny-seed0"), std::string::npos);
+}
+
+// The cache is checked before use: a cached file altered after synthesis is noticed (against the
+// pin for seed 0, against the sha256sums written at synthesis for other seeds) and written again.
+class HfSynthCache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const char* c = std::getenv("DETVERIFY_CACHE")) old_ = c;
+    ::setenv("DETVERIFY_CACHE", cache_.Path().c_str(), 1);
+  }
+  void TearDown() override {
+    if (old_.empty()) {
+      ::unsetenv("DETVERIFY_CACHE");
+    } else {
+      ::setenv("DETVERIFY_CACHE", old_.c_str(), 1);
+    }
+  }
+  static void FlipLastByte(const std::string& path) {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(-1, std::ios::end);
+    const char c = static_cast<char>(f.get() ^ 1);
+    f.seekp(-1, std::ios::end);
+    f.put(c);
+  }
+  static void Notice(const std::string&, const std::string& why) { notices.push_back(why); }
+  static inline std::vector<std::string> notices;
+  test_files::ScratchDir cache_{"hfcache"};
+  std::string old_;
+};
+
+TEST_F(HfSynthCache, AlteredPinnedCacheIsWrittenAgain) {
+  notices.clear();
+  const std::string dir = HfSyntheticCacheDir("qwen3-tiny", 0);
+  OpenHfSynthetic("qwen3-tiny", 0, Notice);
+  ASSERT_EQ(notices, std::vector<std::string>{"absent"});
+  EXPECT_EQ(HfSynthCacheProblem("qwen3-tiny", 0, dir), "");
+  OpenHfSynthetic("qwen3-tiny", 0, Notice);
+  EXPECT_EQ(notices.size(), 1u);  // verified, used as it is
+
+  FlipLastByte(dir + "/model.safetensors");
+  EXPECT_NE(HfSynthCacheProblem("qwen3-tiny", 0, dir).find("not the pinned"), std::string::npos);
+  const auto ckpt = OpenHfSynthetic("qwen3-tiny", 0, Notice);
+  ASSERT_EQ(notices.size(), 2u);
+  EXPECT_NE(notices[1].find("model.safetensors has SHA-256"), std::string::npos) << notices[1];
+  EXPECT_EQ(ckpt->ContentSha256(), kTiny.model_sha256);
+  // Even a matching sha256sums does not vouch for a seed-0 folder: the pin does.
+  const std::string listing = Sha256FileHex(dir + "/model.safetensors") + "  model.safetensors\n" +
+                              Sha256FileHex(dir + "/config.json") + "  config.json\n";
+  FlipLastByte(dir + "/config.json");
+  test_files::WriteFile(dir + "/sha256sums", listing);
+  EXPECT_NE(HfSynthCacheProblem("qwen3-tiny", 0, dir).find("config.json"), std::string::npos);
+}
+
+TEST_F(HfSynthCache, OtherSeedsAreCheckedAgainstTheirListing) {
+  notices.clear();
+  const std::string dir = HfSyntheticCacheDir("qwen3-tiny", 7);
+  const std::string first = OpenHfSynthetic("qwen3-tiny", 7, Notice)->ContentSha256();
+  EXPECT_NE(first, kTiny.model_sha256);
+  EXPECT_NE(test_files::ReadFile(dir + "/sha256sums").find(first + "  model.safetensors\n"),
+            std::string::npos);
+  EXPECT_EQ(HfSynthCacheProblem("qwen3-tiny", 7, dir), "");
+
+  FlipLastByte(dir + "/model.safetensors");
+  EXPECT_NE(HfSynthCacheProblem("qwen3-tiny", 7, dir).find("recorded in sha256sums"),
+            std::string::npos);
+  EXPECT_EQ(OpenHfSynthetic("qwen3-tiny", 7, Notice)->ContentSha256(), first);
+
+  std::filesystem::remove(dir + "/sha256sums");
+  EXPECT_EQ(HfSynthCacheProblem("qwen3-tiny", 7, dir), "it has no sha256sums listing both files");
+  EXPECT_EQ(OpenHfSynthetic("qwen3-tiny", 7, Notice)->ContentSha256(), first);
+  EXPECT_EQ(notices.size(), 3u);
+  EXPECT_EQ(HfSynthCacheProblem("qwen3-tiny", 7, dir), "");
+}
+
+TEST(HfSynth, PinsInTheCodeAreTheTestsPins) {
+  for (const Pin& pin : {kTiny, kHd128, k06b}) {
+    const auto d = PinnedHfSynthDigests(pin.preset, 0);
+    ASSERT_TRUE(d.has_value()) << pin.preset;
+    EXPECT_EQ(d->model_sha256, pin.model_sha256);
+    EXPECT_EQ(d->config_sha256, pin.config_sha256);
+  }
+  EXPECT_FALSE(PinnedHfSynthDigests("qwen3-tiny", 1).has_value());
 }
 
 }  // namespace

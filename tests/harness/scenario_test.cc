@@ -104,7 +104,7 @@ const BadCase kBad[] = {
     {"model without source",
      "name: t\nmodel: {}\nprompt: { ids: [1] }\ngenerate: { max_new: 1 }\nconfigurations: [ { "
      "name: a } ]\n",
-     2, "model needs an artifact, a fallback, or both"},
+     2, "model needs an artifact, an hf checkpoint, a fallback, or some of them"},
     {"unknown platform",
      "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { "
      "max_new: 1 }\n"
@@ -194,7 +194,7 @@ TEST(ScenarioPrompt, ExpectIdsMismatchNamesTheIndex) {
   const Scenario s = LoadScenario(path);
   const ResolvedModel m = ResolveModel(s);
   try {
-    ResolvePrompt(s, *m.artifact);
+    ResolvePrompt(s, m);
     FAIL() << "accepted ids that differ from expect_ids";
   } catch (const ScenarioError& e) {
     EXPECT_NE(std::string(e.what()).find("differ from prompt.expect_ids at index 1"),

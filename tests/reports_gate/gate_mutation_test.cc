@@ -33,7 +33,7 @@ struct Generation {
 // Runs `scenario`'s prompt alone (batch 1, whole prompt at once) on the reference backend.
 Generation GenerateBatchOne(const harness::Scenario& scenario) {
   const harness::ResolvedModel model = harness::ResolveModel(scenario);
-  const std::vector<int32_t> prompt = harness::ResolvePrompt(scenario, *model.artifact);
+  const std::vector<int32_t> prompt = harness::ResolvePrompt(scenario, model);
   auto backend = MakeBackend("reference");
   IntQwen3 int_model(model.artifact->weights(), *backend);
   GenerationOptions options;
