@@ -107,7 +107,7 @@ TEST_F(ReliabilityCli, RunWithFewerStepsThanDeclaredIsRefusedByEveryReader) {
 TEST_F(ReliabilityCli, EditedStatusAndContentAreRefused) {
   const std::string id = RunId(db_, "int8-ref-split");
   Sql(db_, "UPDATE runs SET status = 'passed' WHERE id = '" + id + "'");
-  ExpectRefused({"gate", db_}, id, "status 'passed' is not one of");
+  ExpectRefused({"gate", db_}, id, "has status 'passed', not one of");
   Sql(db_, "UPDATE runs SET status = 'ok', wall_ms = 1 WHERE id = '" + id + "'");
   ExpectRefused({"gate", db_}, id, "does not match its content");
 }

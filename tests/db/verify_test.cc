@@ -86,7 +86,7 @@ TEST_F(DbVerify, FinalChainsThatAreNotTheLastStep) {
 
 TEST_F(DbVerify, UnknownStatus) {
   RawSql(path_, "UPDATE runs SET status = 'great' WHERE id = '" + first_ + "'");
-  ExpectReadersRefuse("status 'great' is not one of");
+  ExpectReadersRefuse("has status 'great', not one of");
 }
 
 TEST_F(DbVerify, MalformedConfigJson) {
@@ -134,7 +134,7 @@ TEST_F(DbVerify, IdenticalPrefixesAreNotAReConvergence) {
   // Runs that agree up to a step and then diverge are what a batch-dependent engine produces.
   RunRecord diverging = MakeRun("int8-cpu-b1", 8);
   diverging.configuration = "float-cpu-b4";
-  diverging.engine = "float";
+  diverging.engine = EngineKind::kFloat;
   for (size_t step = 5; step < diverging.steps.size(); ++step) {
     diverging.steps[step].logits_chain = Sha256Hex("float" + std::to_string(step));
   }
