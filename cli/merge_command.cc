@@ -40,7 +40,8 @@ void SetupMergeCommand(CLI::App& app, CommandContext& ctx) {
       "merge", "merge result DBs from several machines into one (idempotent, order-independent)");
   cmd->add_option("inputs", opt->inputs, "result DBs to merge (only read)")->required();
   cmd->add_option("-o,--out", opt->out,
-                  "the merged DB; an existing one is one more input and gains the new rows in one transaction")
+                  "the merged DB; an existing one is one more input and gains the new rows in one "
+                  "transaction")
       ->required();
   cmd->callback([opt, &ctx]() { RunMerge(*opt, ctx); });
 }

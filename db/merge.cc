@@ -56,8 +56,8 @@ class TemporaryFile {
 // Unique per process and call, in the output's directory so that link(2) can put it in place.
 std::string TemporaryPathFor(const std::string& out_path) {
   static std::atomic<int> counter{0};
-  return out_path + kTemporaryInfix + std::to_string(::getpid()) + "-" +
-         std::to_string(counter++) + kTemporarySuffix;
+  return out_path + kTemporaryInfix + std::to_string(::getpid()) + "-" + std::to_string(counter++) +
+         kTemporarySuffix;
 }
 
 // A merge killed by SIGKILL cannot remove its staged file: the next merge into the same output
@@ -72,7 +72,8 @@ void RemoveStaleTemporaries(const std::string& out_path) {
     if (!name.starts_with(prefix)) continue;
     const std::string rest = name.substr(prefix.size());
     const size_t dash = rest.find('-');
-    if (dash == 0 || dash == std::string::npos || rest.find(kTemporarySuffix) == std::string::npos) {
+    if (dash == 0 || dash == std::string::npos ||
+        rest.find(kTemporarySuffix) == std::string::npos) {
       continue;
     }
     long pid = 0;
@@ -209,8 +210,8 @@ MergeSummary LandInto(const std::string& out_path, const std::string& staged_pat
             "SELECT * FROM incoming." + name + " WHERE id = i.id) ORDER BY i.id LIMIT 1",
         "comparing " + name);
     if (!conflict.empty()) {
-      throw DbError(out_path + ": conflicting duplicate: " + name.substr(0, name.size() - 1) +
-                    " " + conflict + " of the inputs differs from the row with the same id in " +
+      throw DbError(out_path + ": conflicting duplicate: " + name.substr(0, name.size() - 1) + " " +
+                    conflict + " of the inputs differs from the row with the same id in " +
                     out_path + "; left unchanged");
     }
     out.Exec("INSERT INTO main." + name + " SELECT * FROM incoming." + name +

@@ -63,10 +63,10 @@ SqliteHandle OpenForWriting(const std::string& path, std::chrono::milliseconds l
 
 SqliteHandle OpenForReading(const std::string& path, std::chrono::milliseconds lock_timeout) {
   RequireRegularFile(path, /*may_be_missing=*/false);
-  SqliteHandle file(path,
-                    WalModeAtRest(path) ? SqliteHandle::Mode::kReadOnlyImmutable
-                                        : SqliteHandle::Mode::kReadOnly,
-                    lock_timeout);
+  SqliteHandle file(
+      path,
+      WalModeAtRest(path) ? SqliteHandle::Mode::kReadOnlyImmutable : SqliteHandle::Mode::kReadOnly,
+      lock_timeout);
   const int version = CheckSchema(file);
   if (version == 0) throw DbError(path + ": not a detverify database (no detverify schema)");
   if (version == NewestSchemaVersion()) return file;

@@ -81,8 +81,7 @@ SqliteHandle::SqliteHandle(const std::string& path, Mode mode,
                            std::chrono::milliseconds lock_timeout)
     : path_(path), lock_timeout_(lock_timeout) {
   const bool read_only = mode != Mode::kReadWriteCreate;
-  const std::string name =
-      read_only ? ReadOnlyUri(path, mode == Mode::kReadOnlyImmutable) : path;
+  const std::string name = read_only ? ReadOnlyUri(path, mode == Mode::kReadOnlyImmutable) : path;
   const int flags = read_only ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
                               : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   const int rc = sqlite3_open_v2(name.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);

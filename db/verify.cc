@@ -66,10 +66,10 @@ class ChainPredecessors {
     const uint64_t before = step == 0 ? 0 : Prefix(previous);
     const auto [entry, inserted] = seen_.try_emplace(key, Entry{before, run.id});
     if (!inserted && entry->second.previous != before) {
-      throw DbError(path + ": run " + run.id + " (configuration '" + run.configuration + "'): " +
-                    which_ + " chain at step " + std::to_string(step) + " equals that of run " +
-                    entry->second.run_id + " although the two differ at step " +
-                    std::to_string(step - 1) +
+      throw DbError(path + ": run " + run.id + " (configuration '" + run.configuration +
+                    "'): " + which_ + " chain at step " + std::to_string(step) +
+                    " equals that of run " + entry->second.run_id +
+                    " although the two differ at step " + std::to_string(step - 1) +
                     " (a hash chain cannot re-converge: the rows were altered)");
     }
   }

@@ -20,12 +20,13 @@ struct VerifySummary {
   int64_t attestations = 0;
 };
 
-// Checks, in one read snapshot (the caller's transaction if one is open): every machine, artifact, scenario and attestation row against
-// its id and the rules of records.h; every run with its steps (content id against its rows,
-// n_steps against the stored steps, steps numbered 0..n_steps-1, final chains equal to the last
-// step's, canonical config_json, known engine/backend/status, the rows it refers to present);
-// no step without a run; and no two chains that agree at a step after disagreeing at the step
-// before (a hash chain cannot re-converge: such rows were edited). Throws DbError
+// Checks, in one read snapshot (the caller's transaction if one is open): every machine, artifact,
+// scenario and attestation row against its id and the rules of records.h; every run with its steps
+// (content id against its rows, n_steps against the stored steps, steps numbered 0..n_steps-1,
+// final chains equal to the last step's, canonical config_json, known engine/backend/status, the
+// rows it refers to present); no step without a run; and no two chains that agree at a step after
+// disagreeing at the step before (a hash chain cannot re-converge: such rows were edited). Throws
+// DbError
 // "<path>: run <id> (configuration '<name>'): <problem>" (or "machine <id>", ...) for the first
 // problem found.
 VerifySummary VerifyContentOf(const SqliteHandle& handle);

@@ -47,8 +47,8 @@ CpuThreadPool::CpuThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) 
     const size_t started = workers_.size();
     StopWorkers();
     throw ThreadStartError("cannot start " + std::to_string(threads_ - 1) +
-                           " worker threads (started " + std::to_string(started) + "): " +
-                           e.what() + "; use fewer threads");
+                           " worker threads (started " + std::to_string(started) +
+                           "): " + e.what() + "; use fewer threads");
   }
 }
 

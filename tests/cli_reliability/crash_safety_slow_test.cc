@@ -42,9 +42,10 @@ pid_t SpawnRun(const std::vector<std::string>& args) {
   return pid;
 }
 
-// Processes whose command line holds "run-config" and `scenario`: configuration children of a
-// run of this test.
-int ChildrenOf(const std::string& scenario) {
+// Configuration children of run `run_pid`: processes whose command line holds "run-plan" and
+// the run's plan file "detverify-<run_pid>-...".
+int ChildrenOf(pid_t run_pid) {
+  const std::string plan = "/detverify-" + std::to_string(run_pid) + "-";
   int found = 0;
   std::error_code error;
   for (const fs::directory_entry& entry : fs::directory_iterator("/proc", error)) {
@@ -54,8 +55,7 @@ int ChildrenOf(const std::string& scenario) {
     std::stringstream text;
     text << in.rdbuf();
     const std::string cmdline = text.str();
-    if (cmdline.find("run-config") != std::string::npos &&
-        cmdline.find(scenario) != std::string::npos) {
+    if (cmdline.find("run-plan") != std::string::npos && cmdline.find(plan) != std::string::npos) {
       std::ifstream stat(entry.path() / "stat");
       std::string pid, comm, state;
       stat >> pid >> comm >> state;
@@ -65,13 +65,13 @@ int ChildrenOf(const std::string& scenario) {
   return found;
 }
 
-// Waits up to `limit` for the children of `scenario` to be gone; returns how many remain.
-int ChildrenAfter(const std::string& scenario, std::chrono::milliseconds limit) {
+// Waits up to `limit` for the children of run `run_pid` to be gone; returns how many remain.
+int ChildrenAfter(pid_t run_pid, std::chrono::milliseconds limit) {
   const auto deadline = Clock::now() + limit;
-  int left = ChildrenOf(scenario);
+  int left = ChildrenOf(run_pid);
   while (left > 0 && Clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    left = ChildrenOf(scenario);
+    left = ChildrenOf(run_pid);
   }
   return left;
 }
@@ -124,7 +124,7 @@ TEST(CrashSafety, RunKilledAtRandomMomentsLeavesOnlyCompleteRunsAndNoChildren) {
     ASSERT_EQ(::waitpid(pid, &status, 0), pid);
     if (WIFSIGNALED(status)) ++killed_mid_run;
     killed.push_back(pid);
-    EXPECT_EQ(ChildrenAfter(scenario, std::chrono::milliseconds(500)), 0)
+    EXPECT_EQ(ChildrenAfter(pid, std::chrono::milliseconds(500)), 0)
         << "trial " << trial << ": a configuration child outlived its run";
     if (term) EXPECT_EQ(ChildFilesOf(pid), 0) << "trial " << trial << ": SIGTERM left files";
     EXPECT_NO_THROW(db::VerifyDatabase(db)) << "trial " << trial;

@@ -98,9 +98,9 @@ TEST_F(ReliabilityCli, RunWithFewerStepsThanDeclaredIsRefusedByEveryReader) {
   ExpectRefused({"merge", db_, "-o", dir_.File("fleet.db")}, id, why);
   EXPECT_FALSE(std::filesystem::exists(dir_.File("fleet.db")));
   ASSERT_EQ(Detverify({"attest", "keygen", "--out", dir_.File("box.key")}).code, 0);
-  ExpectRefused({"attest", "sign", db_, "--key", dir_.File("box.key"), "-o",
-                 dir_.File("statement.json")},
-                id, why);
+  ExpectRefused(
+      {"attest", "sign", db_, "--key", dir_.File("box.key"), "-o", dir_.File("statement.json")}, id,
+      why);
   EXPECT_FALSE(std::filesystem::exists(dir_.File("statement.json")));
 }
 
@@ -126,8 +126,7 @@ TEST_F(ReliabilityCli, FullDiskOnStandardOutputIsAnError) {
   ::close(full);
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_EQ(LineCount(r.err), 1u) << r.err;
-  EXPECT_NE(r.err.find("standard output: write failed: No space left on device"),
-            std::string::npos)
+  EXPECT_NE(r.err.find("standard output: write failed: No space left on device"), std::string::npos)
       << r.err;
 }
 

@@ -157,7 +157,6 @@ TEST(DbProcessSafety, ProcessesCreatingOneNewFileTogetherAllSucceed) {
   }
 }
 
-
 // Waits for `child` and expects a clean exit.
 void ExpectExitsCleanly(pid_t child, const std::string& what) {
   int status = 0;
@@ -260,12 +259,10 @@ TEST(DbProcessSafety, ReadersLeaveNoCompanionFilesAndNeedNoWritableFolder) {
 
   // A folder the reader cannot write: as root permissions do not bind, so the reading child
   // drops to an unprivileged user first.
-  std::filesystem::permissions(folder, std::filesystem::perms::owner_read |
-                                           std::filesystem::perms::owner_exec |
-                                           std::filesystem::perms::group_read |
-                                           std::filesystem::perms::group_exec |
-                                           std::filesystem::perms::others_read |
-                                           std::filesystem::perms::others_exec);
+  std::filesystem::permissions(
+      folder, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec |
+                  std::filesystem::perms::group_read | std::filesystem::perms::group_exec |
+                  std::filesystem::perms::others_read | std::filesystem::perms::others_exec);
   std::filesystem::permissions(dir.File(""), std::filesystem::perms::others_exec,
                                std::filesystem::perm_options::add);
   const pid_t reader = ::fork();
@@ -342,9 +339,10 @@ TEST(DbProcessSafety, KilledMergeLeavesTheOutputWholeOrUnchanged) {
     } else {
       EXPECT_TRUE(runs == "1" || runs == "41") << "trial " << trial << ": " << runs << " runs";
       if (runs == "41") {  // start the next trial from the old content again
-        RawSql(out, "DELETE FROM steps WHERE run_id IN (SELECT id FROM runs WHERE "
-                    "configuration LIKE 'in-%'); DELETE FROM runs WHERE configuration LIKE 'in-%';"
-                    "DELETE FROM machines WHERE id NOT IN (SELECT machine_id FROM runs)");
+        RawSql(out,
+               "DELETE FROM steps WHERE run_id IN (SELECT id FROM runs WHERE "
+               "configuration LIKE 'in-%'); DELETE FROM runs WHERE configuration LIKE 'in-%';"
+               "DELETE FROM machines WHERE id NOT IN (SELECT machine_id FROM runs)");
       }
     }
   }
@@ -369,7 +367,8 @@ TEST(DbProcessSafety, FourWritersAndAMergeWhileAReaderReads) {
     inputs.push_back(dir.File("in-" + std::to_string(i) + ".db"));
     RunStore store = RunStore::Open(inputs.back());
     for (int r = 0; r < 4; ++r) {
-      store.RecordRun(MakeRun("merged-" + std::to_string(i) + "-" + std::to_string(r), 64, "box-m"));
+      store.RecordRun(
+          MakeRun("merged-" + std::to_string(i) + "-" + std::to_string(r), 64, "box-m"));
     }
   }
   StartGate gate;
@@ -413,8 +412,8 @@ TEST(DbProcessSafety, FourWritersAndAMergeWhileAReaderReads) {
   gate.Open();
   for (const pid_t worker : workers) ExpectExitsCleanly(worker, "writer or merge");
   int reader_status = 0;
-  ASSERT_EQ(::waitpid(reader, &reader_status, WNOHANG), 0) << "the reader stopped early (status "
-                                                          << reader_status << ")";
+  ASSERT_EQ(::waitpid(reader, &reader_status, WNOHANG), 0)
+      << "the reader stopped early (status " << reader_status << ")";
   ::kill(reader, SIGKILL);
   ::waitpid(reader, &reader_status, 0);
   ExpectOnlyCompleteRuns(path);
