@@ -33,7 +33,7 @@ void RequireRegularFile(const std::string& path, bool may_be_missing) {
   const auto status = std::filesystem::status(path, error);
   if (status.type() == std::filesystem::file_type::not_found && may_be_missing) return;
   if (status.type() == std::filesystem::file_type::not_found) {
-    throw DbError(path + ": no such file");
+    throw DbError(path + ": cannot open the file (no such file)");
   }
   if (error || status.type() != std::filesystem::file_type::regular) {
     throw DbError(path + ": not a regular file");

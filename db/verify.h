@@ -3,22 +3,16 @@
 // gate, attest, merge) runs these checks before it trusts a file.
 #pragma once
 
-#include <cstdint>
 #include <string>
+
+#include "db/merge.h"
 
 namespace dv::db {
 
 class SqliteHandle;
 
-// Row counts of a verified DB.
-struct VerifySummary {
-  int64_t machines = 0;
-  int64_t artifacts = 0;
-  int64_t scenarios = 0;
-  int64_t runs = 0;
-  int64_t steps = 0;
-  int64_t attestations = 0;
-};
+// Row counts of a verified DB (the same counts a merge reports).
+using VerifySummary = MergeSummary;
 
 // Checks, in one read snapshot (the caller's transaction if one is open): every machine, artifact,
 // scenario and attestation row against its id and the rules of records.h; every run with its steps

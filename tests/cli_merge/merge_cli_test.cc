@@ -16,16 +16,7 @@ using fleet_testing::LineCount;
 using fleet_testing::ReadFile;
 using fleet_testing::ScratchDir;
 
-void Sql(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* error = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
-  const std::string message = error != nullptr ? error : "";
-  sqlite3_free(error);
-  sqlite3_close(db);
-  ASSERT_EQ(rc, SQLITE_OK) << message;
-}
+void Sql(const std::string& path, const std::string& sql) { fleet_testing::RunSql(path, sql); }
 
 std::string Digest(const std::string& path) { return db::ContentDigest(path); }
 

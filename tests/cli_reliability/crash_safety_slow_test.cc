@@ -25,21 +25,7 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 pid_t SpawnRun(const std::vector<std::string>& args) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int devnull = ::open("/dev/null", O_RDWR);
-    ::dup2(devnull, 0);
-    ::dup2(devnull, 1);
-    ::dup2(devnull, 2);
-    std::vector<std::string> copy = args;
-    std::string bin = DETVERIFY_BIN;
-    std::vector<char*> argv{bin.data()};
-    for (std::string& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
-    ::_exit(127);
-  }
-  return pid;
+  return fleet_testing::StartProgram(DETVERIFY_BIN, args, -1, -1, -1);
 }
 
 // Configuration children of run `run_pid`: processes whose command line holds "run-plan" and

@@ -4,7 +4,6 @@
 // line, not a silent success.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,16 +19,7 @@ using fleet_testing::Detverify;
 using fleet_testing::LineCount;
 using fleet_testing::ScratchDir;
 
-void Sql(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* error = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
-  const std::string message = error != nullptr ? error : "";
-  sqlite3_free(error);
-  sqlite3_close(db);
-  ASSERT_EQ(rc, SQLITE_OK) << message;
-}
+using fleet_testing::RunSql;
 
 std::string RunId(const std::string& path, const std::string& configuration) {
   const db::RunStore store = db::RunStore::OpenReadOnly(path);
@@ -42,27 +32,11 @@ std::string RunId(const std::string& path, const std::string& configuration) {
 // Runs the binary with its standard output on `stdout_fd` (stderr captured).
 CommandResult DetverifyWithStdout(const std::vector<std::string>& args, int stdout_fd,
                                   const std::string& err_path) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int in = ::open("/dev/null", O_RDONLY);
-    if (err < 0 || in < 0) ::_exit(126);
-    ::dup2(in, 0);
-    ::dup2(stdout_fd, 1);
-    ::dup2(err, 2);
-    std::vector<std::string> copy = args;
-    std::string bin = DETVERIFY_BIN;
-    std::vector<char*> argv{bin.data()};
-    for (std::string& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-  }
+  const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  const pid_t pid = fleet_testing::StartProgram(DETVERIFY_BIN, args, -1, stdout_fd, err);
+  ::close(err);
   CommandResult r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -(WIFSIGNALED(status) ? WTERMSIG(status) : 1);
+  r.code = fleet_testing::WaitProgram(pid);
   r.err = fleet_testing::ReadFile(err_path);
   return r;
 }
@@ -90,7 +64,7 @@ TEST_F(ReliabilityCli, RunWithFewerStepsThanDeclaredIsRefusedByEveryReader) {
   // The reported failure: gate said PASS on a run with 8 steps declared and 5 stored.
   ASSERT_EQ(Detverify({"gate", db_}).code, 0);
   const std::string id = RunId(db_, "int8-cpu-b8");
-  Sql(db_, "DELETE FROM steps WHERE run_id = '" + id + "' AND step >= 5");
+  RunSql(db_, "DELETE FROM steps WHERE run_id = '" + id + "' AND step >= 5");
   const std::string why = "n_steps 8 but 5 steps";
   ExpectRefused({"gate", db_}, id, why);
   ExpectRefused({"report", db_}, id, why);
@@ -106,9 +80,9 @@ TEST_F(ReliabilityCli, RunWithFewerStepsThanDeclaredIsRefusedByEveryReader) {
 
 TEST_F(ReliabilityCli, EditedStatusAndContentAreRefused) {
   const std::string id = RunId(db_, "int8-ref-split");
-  Sql(db_, "UPDATE runs SET status = 'passed' WHERE id = '" + id + "'");
+  RunSql(db_, "UPDATE runs SET status = 'passed' WHERE id = '" + id + "'");
   ExpectRefused({"gate", db_}, id, "has status 'passed', not one of");
-  Sql(db_, "UPDATE runs SET status = 'ok', wall_ms = 1 WHERE id = '" + id + "'");
+  RunSql(db_, "UPDATE runs SET status = 'ok', wall_ms = 1 WHERE id = '" + id + "'");
   ExpectRefused({"gate", db_}, id, "does not match its content");
 }
 

@@ -346,6 +346,7 @@ TEST(DbProcessSafety, KilledMergeLeavesTheOutputWholeOrUnchanged) {
       }
     }
   }
+  std::printf("%d of %d merges killed before they finished\n", mid_merge, kTrials);
   EXPECT_GE(mid_merge, kTrials / 2) << "most kills should land during the merge";
   // The next merge removes what the killed ones left in the folder.
   MergeDatabases({input}, existing);
