@@ -191,9 +191,10 @@ void RemoveFilesOfKilledRuns() {
   if (error) return;
   for (const fs::directory_entry& entry : fs::directory_iterator(folder, error)) {
     const std::string name = entry.path().filename().string();
-    const bool ours =
-        name.starts_with("detverify-") &&
-        (name.ends_with(".plan.json") || name.ends_with(".result.json") || name.ends_with(".err"));
+    // Plan, result and stderr files, and the ".tmp.<pid>" of a result a child was writing.
+    const bool ours = name.starts_with("detverify-") &&
+                      (name.find(".plan.json") != std::string::npos ||
+                       name.find(".result.json") != std::string::npos || name.ends_with(".err"));
     if (!ours) continue;
     char* end = nullptr;
     const long pid = std::strtol(name.c_str() + 10, &end, 10);

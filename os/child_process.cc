@@ -58,11 +58,33 @@ std::atomic<pid_t> g_child{0};
 std::array<std::array<char, kMaxPath>, kMaxFiles> g_files{};
 std::array<std::atomic<bool>, kMaxFiles> g_file_used{};
 
+// `path` + ".tmp." + `pid` (the name WriteFileAtomic gives a file the child was writing), built
+// without allocating.
+void UnlinkChildTemporary(const char* path, pid_t pid) {
+  char name[kMaxPath + 32];
+  size_t n = 0;
+  while (path[n] != '\0' && n < kMaxPath) {
+    name[n] = path[n];
+    ++n;
+  }
+  for (const char c : {'.', 't', 'm', 'p', '.'}) name[n++] = c;
+  char digits[16];
+  size_t d = 0;
+  for (auto v = static_cast<unsigned long>(pid); v > 0 || d == 0; v /= 10) {
+    digits[d++] = static_cast<char>('0' + v % 10);
+  }
+  while (d > 0) name[n++] = digits[--d];
+  name[n] = '\0';
+  ::unlink(name);
+}
+
 void OnTerminationSignal(int sig) {
   const pid_t child = g_child.load();
   if (child > 0) ::kill(child, SIGKILL);
   for (size_t i = 0; i < kMaxFiles; ++i) {
-    if (g_file_used[i].load()) ::unlink(g_files[i].data());
+    if (!g_file_used[i].load()) continue;
+    ::unlink(g_files[i].data());
+    if (child > 0) UnlinkChildTemporary(g_files[i].data(), child);
   }
   ::signal(sig, SIG_DFL);
   ::raise(sig);

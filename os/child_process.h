@@ -34,8 +34,9 @@ ChildExit RunChildProcess(const std::vector<std::string>& argv,
 // the files registered with RemoveOnTerminationSignal, and let this process die of the signal.
 void KillChildOnTerminationSignals();
 
-// Files the termination handler removes (a child's plan, result and stderr files); at most 8 at
-// once, paths under 4096 bytes (others are not registered). Forget them once removed normally.
+// Files the termination handler removes (a child's plan, result and stderr files, and the
+// "<file>.tmp.<child pid>" a child writing one atomically leaves); at most 8 at once, paths under
+// 4096 bytes (others are not registered). Forget them once removed normally.
 void RemoveOnTerminationSignal(const std::string& path);
 void ForgetOnTerminationSignal(const std::string& path);
 
