@@ -112,7 +112,9 @@ TEST(CrashSafety, RunKilledAtRandomMomentsLeavesOnlyCompleteRunsAndNoChildren) {
     killed.push_back(pid);
     EXPECT_EQ(ChildrenAfter(pid, std::chrono::milliseconds(500)), 0)
         << "trial " << trial << ": a configuration child outlived its run";
-    if (term) EXPECT_EQ(ChildFilesOf(pid), 0) << "trial " << trial << ": SIGTERM left files";
+    if (term) {
+      EXPECT_EQ(ChildFilesOf(pid), 0) << "trial " << trial << ": SIGTERM left files";
+    }
     EXPECT_NO_THROW(db::VerifyDatabase(db)) << "trial " << trial;
   }
   std::printf("%d of %d kills landed mid-run\n", killed_mid_run, kTrials);
