@@ -12,6 +12,8 @@
 namespace dv::db {
 namespace {
 
+constexpr std::chrono::milliseconds kRecoveryTimeout{2000};
+
 // True when the file's header says WAL (bytes 18 and 19 of the SQLite header are 2) and its
 // log does not exist: nobody has it open for writing (a writer keeps the log while connected),
 // so an immutable open reads it without creating -wal/-shm, in a folder the reader may not be
@@ -40,6 +42,22 @@ void RequireRegularFile(const std::string& path, bool may_be_missing) {
   }
 }
 
+// A writer killed inside a rollback-journal transaction (a journal-mode switch) leaves a hot
+// journal that only a read-write connection may roll back; read-only opens would fail until
+// then. Rolling it back restores the last committed state, so a reader that may write the
+// folder does it first (SQLite rolls back on the first read, and only a journal no live
+// process holds a lock for). Best effort: otherwise the read-only open reports the problem.
+void RecoverInterruptedTransaction(const std::string& path) {
+  std::error_code error;
+  const auto size = std::filesystem::file_size(path + "-journal", error);
+  if (error || size == 0) return;
+  try {
+    const SqliteHandle recover(path, SqliteHandle::Mode::kReadWriteCreate, kRecoveryTimeout);
+    recover.QueryInt("SELECT count(*) FROM sqlite_schema", "recovering an interrupted transaction");
+  } catch (const DbError&) {
+  }
+}
+
 }  // namespace
 
 SqliteHandle OpenForWriting(const std::string& path, std::chrono::milliseconds lock_timeout,
@@ -63,6 +81,7 @@ SqliteHandle OpenForWriting(const std::string& path, std::chrono::milliseconds l
 
 SqliteHandle OpenForReading(const std::string& path, std::chrono::milliseconds lock_timeout) {
   RequireRegularFile(path, /*may_be_missing=*/false);
+  RecoverInterruptedTransaction(path);
   SqliteHandle file(
       path,
       WalModeAtRest(path) ? SqliteHandle::Mode::kReadOnlyImmutable : SqliteHandle::Mode::kReadOnly,

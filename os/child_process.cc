@@ -58,8 +58,8 @@ std::atomic<pid_t> g_child{0};
 std::array<std::array<char, kMaxPath>, kMaxFiles> g_files{};
 std::array<std::atomic<bool>, kMaxFiles> g_file_used{};
 
-// `path` + ".tmp." + `pid` (the name WriteFileAtomic gives a file the child was writing), built
-// without allocating.
+// `path` + ".tmp." + `pid` (the name WriteFileAtomic gives a file process `pid` was writing),
+// built without allocating.
 void UnlinkChildTemporary(const char* path, pid_t pid) {
   char name[kMaxPath + 32];
   size_t n = 0;
@@ -80,11 +80,16 @@ void UnlinkChildTemporary(const char* path, pid_t pid) {
 
 void OnTerminationSignal(int sig) {
   const pid_t child = g_child.load();
-  if (child > 0) ::kill(child, SIGKILL);
+  if (child > 0) {
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);  // dead before its files go: it cannot create one after
+  }
+  const pid_t self = ::getpid();
   for (size_t i = 0; i < kMaxFiles; ++i) {
     if (!g_file_used[i].load()) continue;
     ::unlink(g_files[i].data());
     if (child > 0) UnlinkChildTemporary(g_files[i].data(), child);
+    UnlinkChildTemporary(g_files[i].data(), self);  // a file this process was writing
   }
   ::signal(sig, SIG_DFL);
   ::raise(sig);

@@ -1,6 +1,7 @@
 // What several processes do to one result DB: a writer killed at random moments leaves only
 // complete runs; two writers at once both succeed (db/run_store.h).
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -421,6 +422,36 @@ TEST(DbProcessSafety, FourWritersAndAMergeWhileAReaderReads) {
   EXPECT_NO_THROW(VerifyDatabase(path));
   EXPECT_EQ(RawSql(path, "SELECT count(*) FROM runs"),
             std::to_string(kWriters * kRunsPerWriter + kMergeInputs * 4));
+}
+
+TEST(DbProcessSafety, ReaderRecoversATransactionAKilledWriterLeft) {
+  // A writer killed inside a rollback-journal transaction leaves a hot journal: the first
+  // reader must roll it back (the committed content, verified), not fail read-only.
+  testing::ScratchDir dir("hot-journal");
+  const std::string path = dir.File("results.db");
+  {
+    RunStore store = RunStore::Open(path);
+    for (int i = 0; i < 20; ++i) store.RecordRun(MakeRun("run-" + std::to_string(i), 64));
+  }
+  const std::string digest = ContentDigest(path);
+  const pid_t writer = ::fork();
+  ASSERT_GE(writer, 0);
+  if (writer == 0) {
+    sqlite3* db = nullptr;
+    if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) std::_Exit(2);
+    // A one-page cache spills the changed pages into the file before the commit.
+    sqlite3_exec(db,
+                 "PRAGMA journal_mode = DELETE; PRAGMA cache_size = 1; BEGIN IMMEDIATE; "
+                 "UPDATE steps SET token_id = token_id + 1;",
+                 nullptr, nullptr, nullptr);
+    ::raise(SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(writer, &status, 0), writer);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  ASSERT_GT(std::filesystem::file_size(path + "-journal"), 0u) << "no hot journal to recover";
+  EXPECT_NO_THROW(VerifyDatabase(path));
+  EXPECT_EQ(ContentDigest(path), digest);
 }
 
 }  // namespace
