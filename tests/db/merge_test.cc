@@ -203,9 +203,10 @@ TEST_F(DbMerge, OutputLeftWithAPendingLogKeepsItsCommittedRows) {
   ASSERT_EQ(sqlite3_open(hot.c_str(), &writer), SQLITE_OK);
   const AttestationRecord late = MakeAttestation("late-writer");
   const std::string insert =
-      "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; INSERT INTO attestations VALUES ('" +
-                             ComputeAttestationId(late) + "', '" + late.envelope_json + "', '" +
-                             late.signer_hint + "', '" + late.created_at + "')";
+      "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; INSERT INTO attestations VALUES "
+      "('" +
+      ComputeAttestationId(late) + "', '" + late.envelope_json + "', '" + late.signer_hint +
+      "', '" + late.created_at + "')";
   ASSERT_EQ(sqlite3_exec(writer, insert.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
   std::filesystem::copy_file(hot, fleet);
   std::filesystem::copy_file(hot + "-wal", fleet + "-wal");

@@ -1,8 +1,8 @@
 // What several processes do to one result DB: a writer killed at random moments leaves only
 // complete runs; two writers at once both succeed (db/run_store.h).
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
