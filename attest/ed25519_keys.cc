@@ -111,18 +111,22 @@ void WriteNewFile(const std::string& path, const std::string& data, mode_t mode,
   if (fchmod(fd.get(), mode) != 0) {
     throw AttestError(path + ": cannot set mode of " + what + ": " + std::strerror(errno));
   }
+  // A key cut short by a full disk must not stay behind looking like a key.
+  const auto fail = [&](const char* doing) {
+    const int err = errno;
+    unlink(path.c_str());
+    throw AttestError(path + ": cannot " + doing + " " + what + ": " + std::strerror(err));
+  };
   size_t written = 0;
   while (written < data.size()) {
     const ssize_t n = write(fd.get(), data.data() + written, data.size() - written);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw AttestError(path + ": cannot write " + what + ": " + std::strerror(errno));
+      fail("write");
     }
     written += static_cast<size_t>(n);
   }
-  if (fsync(fd.get()) != 0 || fd.Close() != 0) {
-    throw AttestError(path + ": cannot write " + what + ": " + std::strerror(errno));
-  }
+  if (fsync(fd.get()) != 0 || fd.Close() != 0) fail("write");
 }
 
 std::string BioContents(BIO* bio) {

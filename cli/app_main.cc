@@ -1,4 +1,7 @@
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
@@ -29,15 +32,34 @@ void ConfigureApp(CLI::App& app) {
                                         build::kSpecVersion + ", " + build::kGitCommit + ")");
 }
 
+namespace {
+
+// Everything a verb printed must have reached its destination: a full disk (> /dev/full) or a
+// reader that went away (a closed pipe) is an error like any other, not a silent success.
+int FlushStandardOutput(int exit_code) {
+  errno = 0;
+  if (std::fflush(stdout) == 0 && std::ferror(stdout) == 0) return exit_code;
+  const int err = errno;
+  std::fprintf(stderr, "detverify: standard output: write failed: %s\n",
+               err != 0 ? std::strerror(err) : "I/O error");
+  return kExitError;
+}
+
+}  // namespace
+
 // The two error channels meet here (base/expected_error.h): an expected failure exits with the
 // code it carries; anything else is a bug in detverify and must never look like a bad input.
 int RunApp(CLI::App& app, const CommandContext& ctx, int argc, char** argv) {
+  // A closed pipe becomes EPIPE on the write (reported above) rather than a silent death by
+  // SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
-    return rc == 0 ? kExitOk : kExitError;
+    return FlushStandardOutput(rc == 0 ? kExitOk : kExitError);
   } catch (const ExpectedError& e) {
+    std::fflush(stdout);
     std::fprintf(stderr, "detverify: %s\n", OneLine(e.what()).c_str());
     return e.exit_code();
   } catch (const std::bad_alloc&) {
@@ -51,7 +73,7 @@ int RunApp(CLI::App& app, const CommandContext& ctx, int argc, char** argv) {
     std::fprintf(stderr, "detverify: internal error: an unknown exception (please report this)\n");
     return kExitInternal;
   }
-  return ctx.exit_code;
+  return FlushStandardOutput(ctx.exit_code);
 }
 
 }  // namespace dv::cli

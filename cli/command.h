@@ -34,6 +34,7 @@ void SetupRunCommand(CLI::App& app, CommandContext& ctx);
 void SetupRunPlanCommand(CLI::App& app, CommandContext& ctx);
 void SetupFingerprintCommand(CLI::App& app, CommandContext& ctx);
 void SetupMergeCommand(CLI::App& app, CommandContext& ctx);
+void SetupVerifyDbCommand(CLI::App& app, CommandContext& ctx);
 void SetupReportCommand(CLI::App& app, CommandContext& ctx);
 void SetupGateCommand(CLI::App& app, CommandContext& ctx);
 void SetupAttestCommand(CLI::App& app, CommandContext& ctx);

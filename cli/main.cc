@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   dv::cli::SetupRunPlanCommand(app, ctx);
   dv::cli::SetupFingerprintCommand(app, ctx);
   dv::cli::SetupMergeCommand(app, ctx);
+  dv::cli::SetupVerifyDbCommand(app, ctx);
   dv::cli::SetupReportCommand(app, ctx);
   dv::cli::SetupGateCommand(app, ctx);
   dv::cli::SetupAttestCommand(app, ctx);

@@ -1,6 +1,8 @@
 // detverify merge A.db B.db ... -o OUT.db: the union of several machines' result DBs. The inputs
-// are only read; OUT is replaced atomically and only when the whole merge succeeded, so a refused
-// input (unknown schema version, conflicting duplicate, tampered row) leaves it as it was.
+// are only read and verified; an existing OUT receives the new rows in one transaction (so that
+// `run --db OUT.db` and other merges into it may proceed meanwhile), a new OUT appears complete;
+// a refused input (unknown schema version, conflicting duplicate, tampered row) leaves OUT as it
+// was.
 #include <cstdio>
 #include <filesystem>
 
@@ -38,7 +40,8 @@ void SetupMergeCommand(CLI::App& app, CommandContext& ctx) {
       "merge", "merge result DBs from several machines into one (idempotent, order-independent)");
   cmd->add_option("inputs", opt->inputs, "result DBs to merge (only read)")->required();
   cmd->add_option("-o,--out", opt->out,
-                  "the merged DB; an existing one is one more input and is replaced atomically")
+                  "the merged DB; an existing one is one more input and gains the new rows in one "
+                  "transaction")
       ->required();
   cmd->callback([opt, &ctx]() { RunMerge(*opt, ctx); });
 }

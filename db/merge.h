@@ -18,14 +18,16 @@ struct MergeSummary {
 };
 
 // Writes the union of the rows of `inputs` to `out_path`. When `out_path` already exists it is
-// one more input: the result replaces it atomically (rename), so merging a new machine's DB
-// into a fleet DB is `MergeDatabases({"new.db"}, "fleet.db")`. Idempotent and commutative
-// (ContentDigest of the result does not depend on input order or repetition). Inputs are opened
-// read-only and never written. Every row is re-validated and its id recomputed. Throws DbError,
-// leaving `out_path` as it was, for an input that is missing, not a detverify DB, of a newer
-// schema, or tampered (id not matching content), for a conflicting duplicate (same id, different
-// content), and when `out_path` is in use by another process. Not for a DB being written while
-// it is merged into (its writers would keep writing to the replaced file).
+// one more input and receives the new rows in one write transaction on the file itself, under
+// the same lock as RunStore::RecordRun: processes recording into it meanwhile, and other merges
+// into it, all land. A new `out_path` appears complete or not at all (link(2) of a finished
+// temporary file). Idempotent and commutative (ContentDigest of the result does not depend on
+// input order or repetition). Inputs are opened read-only and never written; every input, and
+// an existing output, is verified first (VerifyContentOf). Throws DbError, leaving `out_path` as
+// it was, for an input that is missing, not a detverify DB, of a newer schema, or tampered, for
+// a conflicting duplicate (same id, different content), and for no write lock within the lock
+// timeout. A merge killed at any moment leaves `out_path` as it was or fully merged; its
+// temporary file is removed by the next merge into the same output.
 MergeSummary MergeDatabases(const std::vector<std::string>& inputs, const std::string& out_path);
 
 }  // namespace dv::db

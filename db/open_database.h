@@ -16,12 +16,14 @@ enum class JournalMode {
 
 // Opens `path` (created when missing; ":memory:" allowed), checks it is a detverify DB of a
 // known version before writing anything, sets the journal mode, synchronous=FULL and
-// foreign_keys, and migrates it to NewestSchemaVersion(). Throws DbError (see CheckSchema).
+// foreign_keys, and migrates it to NewestSchemaVersion(). In WAL mode the file returns to the
+// rollback journal when its last connection closes. Throws DbError (see CheckSchema).
 SqliteHandle OpenForWriting(const std::string& path, std::chrono::milliseconds lock_timeout,
                             JournalMode journal_mode);
 
-// Opens an existing detverify DB read-only ("file:...?mode=ro"): the file is never written
-// (SQLite may create the empty -wal/-shm companions a WAL reader needs). An older schema is
+// Opens an existing detverify DB read-only ("file:...?mode=ro"): the file is never written and
+// no companion file is created (a WAL-mode file whose log does not exist is opened immutable;
+// writers return their file to the rollback journal when the last one closes). An older schema is
 // copied into memory and migrated there. Throws DbError for a missing file, an empty DB and
 // everything CheckSchema refuses.
 SqliteHandle OpenForReading(const std::string& path, std::chrono::milliseconds lock_timeout);

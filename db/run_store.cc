@@ -36,8 +36,9 @@ RunStore RunStore::Open(const std::string& path, const StoreOptions& options) {
 }
 
 RunStore RunStore::OpenReadOnly(const std::string& path, const StoreOptions& options) {
-  return RunStore(std::make_unique<SqliteHandle>(OpenForReading(path, options.lock_timeout)),
-                  /*read_only=*/true);
+  auto handle = std::make_unique<SqliteHandle>(OpenForReading(path, options.lock_timeout));
+  if (options.verify) VerifyContentOf(*handle);
+  return RunStore(std::move(handle), /*read_only=*/true);
 }
 
 std::string RunStore::RecordRun(const RunRecord& run) {

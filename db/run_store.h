@@ -18,6 +18,7 @@
 #include "db/db_error.h"
 #include "db/merge.h"
 #include "db/records.h"
+#include "db/verify.h"
 
 namespace dv::db {
 
@@ -30,6 +31,9 @@ struct StoreOptions {
   // Upper bound on every wait for another connection's lock; past it the call throws DbError
   // "database is locked".
   std::chrono::milliseconds lock_timeout = kDefaultLockTimeout;
+  // OpenReadOnly runs VerifyContentOf (verify.h) before returning, so that every reader refuses
+  // a tampered or inconsistent file; false only for tools that inspect broken files.
+  bool verify = true;
 };
 
 // One open result DB. Move-only; not thread-safe (one per thread). Several processes may write
@@ -41,7 +45,8 @@ class RunStore {
   // file that is not SQLite, is corrupt, belongs to another application or has a newer schema.
   static RunStore Open(const std::string& path, const StoreOptions& options = {});
   // Opens an existing DB without ever writing to it (reports, gate): a missing file is an error,
-  // an older schema is migrated in a private in-memory copy. RecordRun/AddAttestation throw.
+  // an older schema is migrated in a private in-memory copy; the content is verified (verify.h)
+  // unless options.verify is false. RecordRun/AddAttestation throw.
   static RunStore OpenReadOnly(const std::string& path, const StoreOptions& options = {});
 
   ~RunStore();

@@ -41,7 +41,7 @@ std::string Problem(int rc) {
 
 // "file:" URI for a read-only open. Every byte outside the unreserved set and '/' is
 // percent-encoded, so names with '?', '#' or '%' stay one path.
-std::string ReadOnlyUri(const std::string& path) {
+std::string ReadOnlyUri(const std::string& path, bool immutable) {
   std::error_code error;
   std::filesystem::path absolute = std::filesystem::absolute(path, error);
   const std::string text = error ? path : absolute.string();
@@ -60,7 +60,7 @@ std::string ReadOnlyUri(const std::string& path) {
       uri += kHex[byte & 0x0f];
     }
   }
-  return uri + "?mode=ro";
+  return uri + (immutable ? "?mode=ro&immutable=1" : "?mode=ro");
 }
 
 int TimeoutMs(std::chrono::milliseconds timeout) {
@@ -80,8 +80,8 @@ SqliteHandle::SqliteHandle(sqlite3* db, std::string path, std::chrono::milliseco
 SqliteHandle::SqliteHandle(const std::string& path, Mode mode,
                            std::chrono::milliseconds lock_timeout)
     : path_(path), lock_timeout_(lock_timeout) {
-  const bool read_only = mode == Mode::kReadOnly;
-  const std::string name = read_only ? ReadOnlyUri(path) : path;
+  const bool read_only = mode != Mode::kReadWriteCreate;
+  const std::string name = read_only ? ReadOnlyUri(path, mode == Mode::kReadOnlyImmutable) : path;
   const int flags = read_only ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
                               : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   const int rc = sqlite3_open_v2(name.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
@@ -111,13 +111,21 @@ SqliteHandle::~SqliteHandle() {
   // sqlite3_close_v2 defers the close until every statement is finalized; ours are RAII and die
   // first, so this closes at once (and, for the last WAL connection, checkpoints and removes the
   // -wal file).
-  if (db_ != nullptr) sqlite3_close_v2(db_);
+  if (db_ == nullptr) return;
+  if (restore_rollback_on_close_) {
+    // Leaving WAL needs the only connection; with others open it fails at once (no waiting) and
+    // the last writer to close does it instead.
+    sqlite3_busy_timeout(db_, 0);
+    sqlite3_exec(db_, "PRAGMA journal_mode = DELETE", nullptr, nullptr, nullptr);
+  }
+  sqlite3_close_v2(db_);
 }
 
 SqliteHandle::SqliteHandle(SqliteHandle&& other) noexcept
     : db_(std::exchange(other.db_, nullptr)),
       path_(std::move(other.path_)),
-      lock_timeout_(other.lock_timeout_) {}
+      lock_timeout_(other.lock_timeout_),
+      restore_rollback_on_close_(other.restore_rollback_on_close_) {}
 
 void SqliteHandle::Exec(const std::string& sql, std::string_view what) const {
   const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr);

@@ -23,6 +23,9 @@ class SqliteHandle {
   enum class Mode {
     kReadWriteCreate,  // creates the file when missing; ":memory:" gives a private in-memory DB
     kReadOnly,         // opens "file:<path>?mode=ro": never creates or writes the file
+    // "file:<path>?mode=ro&immutable=1": no locks and no -wal/-shm companions; only for a file
+    // nobody writes (a WAL-mode DB at rest, whose log does not exist)
+    kReadOnlyImmutable,
   };
   // Opens `path`; `lock_timeout` bounds every wait for another connection's lock.
   SqliteHandle(const std::string& path, Mode mode, std::chrono::milliseconds lock_timeout);
@@ -53,6 +56,11 @@ class SqliteHandle {
   // Rows changed by the last INSERT/UPDATE/DELETE.
   int64_t Changes() const;
 
+  // On close, when this is the last connection to the file, switch it back to the rollback
+  // journal: the file at rest then needs no -wal/-shm companions, so read-only users in a folder
+  // they cannot write open it without creating any. Skipped silently while others have it open.
+  void RestoreRollbackJournalOnClose() { restore_rollback_on_close_ = true; }
+
   // Throws DbError "<path>: <what>: <problem>" for SQLite result code `rc`.
   [[noreturn]] void Fail(int rc, std::string_view what) const;
 
@@ -62,6 +70,7 @@ class SqliteHandle {
   sqlite3* db_ = nullptr;
   std::string path_;
   std::chrono::milliseconds lock_timeout_;
+  bool restore_rollback_on_close_ = false;
 };
 
 // One prepared statement; parameters are 1-based, columns 0-based as in SQLite.

@@ -16,8 +16,10 @@ std::string CacheRoot();
 // The folder synthetic artifacts are cached in: <cache root>/synthetic/<preset>-seed<N>.
 std::string SyntheticCacheDir(const std::string& preset, uint64_t seed);
 
-// Loads the synthetic preset, writing it into the cache first when absent. `on_progress` is told
-// when a (slow) synthesis starts. Throws ArtifactError.
+// Loads the synthetic preset, writing it into the cache first when absent. A cached copy is used
+// only when the SHA-256 of its model.safetensors and config.json equal those in the folder's
+// SHA256SUMS (written after each synthesis); otherwise one line on stderr says why, and it is
+// synthesized again. `on_synthesis` is told when a (slow) synthesis starts. Throws ArtifactError.
 std::unique_ptr<Artifact> LoadSynthetic(const std::string& preset, uint64_t seed,
                                         void (*on_synthesis)(const std::string& dir) = nullptr);
 

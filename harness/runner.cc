@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -143,6 +144,9 @@ ChildOutcome RunPlanInChild(const plan::RunPlan& plan, const std::string& self_e
   const std::string plan_path = base + ".plan.json", result_path = base + ".result.json";
   std::error_code ignored;
   fs::remove(result_path, ignored);
+  // A SIGTERM of the run removes these with the child's stderr file (os/child_process.h).
+  os::RemoveOnTerminationSignal(plan_path);
+  os::RemoveOnTerminationSignal(result_path);
   WriteFileAtomic(plan_path, text);
 
   std::vector<std::string> argv;
@@ -190,7 +194,30 @@ ChildOutcome RunPlanInChild(const plan::RunPlan& plan, const std::string& self_e
   }
   fs::remove(plan_path, ignored);
   fs::remove(result_path, ignored);
+  os::ForgetOnTerminationSignal(plan_path);
+  os::ForgetOnTerminationSignal(result_path);
   return out;
+}
+
+// A run killed by SIGKILL cannot remove its children's files: "detverify-<pid>-<name>.*" in the
+// temp folder whose <pid> no longer exists are removed by the next run.
+void RemoveFilesOfKilledRuns() {
+  std::error_code error;
+  const fs::path folder = fs::temp_directory_path(error);
+  if (error) return;
+  for (const fs::directory_entry& entry : fs::directory_iterator(folder, error)) {
+    const std::string name = entry.path().filename().string();
+    // Plan, result and stderr files, and the ".tmp.<pid>" of a result a child was writing.
+    const bool ours = name.starts_with("detverify-") &&
+                      (name.find(".plan.json") != std::string::npos ||
+                       name.find(".result.json") != std::string::npos || name.ends_with(".err"));
+    if (!ours) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + 10, &end, 10);
+    if (pid <= 0 || end == nullptr || *end != '-' || os::ProcessExists(pid)) continue;
+    std::error_code ignored;
+    fs::remove(entry.path(), ignored);
+  }
 }
 
 // Stage 3 for one configuration: plan it, run it (unless it cannot run here), and fill its row.
@@ -310,6 +337,9 @@ int RunScenario(const RunnerOptions& o) {
   const std::vector<const Configuration*> selected =
       SelectConfigurations(scenario, o.configs, o.scenario_path);
 
+  // A SIGTERM/SIGINT/SIGHUP of the run takes the configuration child with it.
+  os::KillChildOnTerminationSignals();
+  RemoveFilesOfKilledRuns();
   // Open the DB first: a bad DB path fails before minutes of work.
   db::RunStore store = db::RunStore::Open(o.db_path);
   Progress progress(stderr);

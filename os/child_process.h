@@ -22,9 +22,25 @@ struct ChildExit {
 // Runs argv[0] with argv[1..] (stdin from /dev/null), the current environment plus `extra_env`,
 // calling `on_line` with each stdout line; a child still running after `timeout` is killed
 // (SIGKILL) and reported as timed out. `stderr_path` receives its stderr and is removed after.
+// The child never outlives this process: on Linux the kernel kills it when its parent dies
+// (PR_SET_PDEATHSIG, even after a SIGKILL of the parent), and after
+// KillChildOnTerminationSignals a SIGTERM, SIGINT or SIGHUP kills it first. One child at a time.
 ChildExit RunChildProcess(const std::vector<std::string>& argv,
                           const std::vector<std::pair<std::string, std::string>>& extra_env,
                           std::chrono::seconds timeout, const std::string& stderr_path,
                           const std::function<void(const std::string&)>& on_line);
+
+// Installs handlers for SIGTERM, SIGINT and SIGHUP that kill the running child (if any), remove
+// the files registered with RemoveOnTerminationSignal, and let this process die of the signal.
+void KillChildOnTerminationSignals();
+
+// Files the termination handler removes (a child's plan, result and stderr files, and the
+// "<file>.tmp.<child pid>" a child writing one atomically leaves); at most 8 at once, paths under
+// 4096 bytes (others are not registered). Forget them once removed normally.
+void RemoveOnTerminationSignal(const std::string& path);
+void ForgetOnTerminationSignal(const std::string& path);
+
+// True while process `pid` exists (kill(pid, 0) succeeds or is refused for permission).
+bool ProcessExists(long pid);
 
 }  // namespace dv::os

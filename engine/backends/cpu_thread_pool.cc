@@ -1,5 +1,8 @@
 #include "engine/backends/cpu_thread_pool.h"
 
+#include <string>
+#include <system_error>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -36,10 +39,22 @@ inline void Backoff(int spin) {
 
 CpuThreadPool::CpuThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) {
   workers_.reserve(static_cast<size_t>(threads_ - 1));
-  for (int t = 1; t < threads_; ++t) workers_.emplace_back([this, t] { WorkerLoop(t); });
+  try {
+    for (int t = 1; t < threads_; ++t) workers_.emplace_back([this, t] { WorkerLoop(t); });
+  } catch (const std::system_error& e) {
+    // Out of threads or memory for their stacks: an error the caller reports, not the
+    // std::terminate that destroying the started (joinable) workers would be.
+    const size_t started = workers_.size();
+    StopWorkers();
+    throw ThreadStartError("cannot start " + std::to_string(threads_ - 1) +
+                           " worker threads (started " + std::to_string(started) +
+                           "): " + e.what() + "; use fewer threads");
+  }
 }
 
-CpuThreadPool::~CpuThreadPool() {
+CpuThreadPool::~CpuThreadPool() { StopWorkers(); }
+
+void CpuThreadPool::StopWorkers() {
   stop_.store(true, std::memory_order_seq_cst);
   state_.fetch_add(uint64_t{1} << 32, std::memory_order_seq_cst);  // a new (closed) epoch wakes all
   state_.notify_all();

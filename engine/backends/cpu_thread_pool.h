@@ -14,11 +14,21 @@
 #include <thread>
 #include <vector>
 
+#include "base/expected_error.h"
+
 namespace dv {
+
+// The system refused a thread (EAGAIN: process limit or no memory for its stack): a condition
+// of the machine, so an expected failure (exit 2 with one line), not a crash.
+class ThreadStartError : public ExpectedError {
+ public:
+  using ExpectedError::ExpectedError;
+};
 
 class CpuThreadPool {
  public:
-  // threads >= 1; threads - 1 workers are started.
+  // threads >= 1; threads - 1 workers are started. Throws ThreadStartError (with every worker
+  // started so far stopped again) when the system refuses one.
   explicit CpuThreadPool(int threads);
   ~CpuThreadPool();
   CpuThreadPool(const CpuThreadPool&) = delete;
@@ -34,6 +44,7 @@ class CpuThreadPool {
 
  private:
   void WorkerLoop(int thread);
+  void StopWorkers();
 
   // state_: epoch in the high 32 bits, kClosed, and the number of workers inside the job.
   static constexpr uint64_t kClosed = uint64_t{1} << 31;

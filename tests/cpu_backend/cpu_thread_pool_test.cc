@@ -1,11 +1,17 @@
 // The cpu backend's ParallelFor: every index of [0, n) exactly once, thread indices in range,
 // nested calls run inline, and many short regions in a row (a decode step's pattern) complete.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
+#include <fstream>
 #include <vector>
 
 #include "engine/backends/cpu_backend.h"
+#include "engine/backends/cpu_thread_pool.h"
 
 namespace dv {
 namespace {
@@ -51,6 +57,33 @@ TEST(CpuParallelFor, ManyShortRegions) {
     backend->ParallelFor(n, [&](int64_t b, int64_t e, int) { total.fetch_add(e - b); });
     ASSERT_EQ(total.load(), expected) << "region " << r;
   }
+}
+
+TEST(CpuThreadPool, RefusedThreadIsAnErrorNotAnAbort) {
+  // In a child whose address space is capped a little above what it uses, thread stacks (8 MiB
+  // of address space each) run out after a few workers: the pool must throw, not std::terminate.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    long pages = 0;
+    std::ifstream("/proc/self/statm") >> pages;
+    const rlim_t cap = static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE)) +
+                       (rlim_t{48} << 20);
+    const rlimit limit{cap, cap};
+    if (::setrlimit(RLIMIT_AS, &limit) != 0) ::_exit(3);
+    try {
+      CpuThreadPool pool(64);
+      ::_exit(4);  // every thread started: the cap did not bind
+    } catch (const ThreadStartError& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      ::_exit(0);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the pool killed the process (signal "
+                                 << (WIFSIGNALED(status) ? WTERMSIG(status) : 0) << ")";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 }  // namespace

@@ -193,18 +193,20 @@ TEST_F(DbMerge, UnknownSchemaVersionIsRefused) {
   EXPECT_EQ(ReadBytes(existing), before);
 }
 
-TEST_F(DbMerge, OutputLeftWithAPendingLogIsReplacedCleanly) {
-  // A writer that died before its checkpoint leaves committed rows only in the -wal file; they
-  // must be merged, and that log must not be replayed onto the replacing file.
+TEST_F(DbMerge, OutputLeftWithAPendingLogKeepsItsCommittedRows) {
+  // A writer that died before its checkpoint leaves committed rows only in the -wal file; the
+  // merge into that output must keep them (SQLite recovers the log when the merge opens it).
   const std::string hot = Out("hot.db");
   std::filesystem::copy_file(a_, hot);
   const std::string fleet = Out("fleet.db");
   sqlite3* writer = nullptr;
   ASSERT_EQ(sqlite3_open(hot.c_str(), &writer), SQLITE_OK);
   const AttestationRecord late = MakeAttestation("late-writer");
-  const std::string insert = "PRAGMA wal_autocheckpoint = 0; INSERT INTO attestations VALUES ('" +
-                             ComputeAttestationId(late) + "', '" + late.envelope_json + "', '" +
-                             late.signer_hint + "', '" + late.created_at + "')";
+  const std::string insert =
+      "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; INSERT INTO attestations VALUES "
+      "('" +
+      ComputeAttestationId(late) + "', '" + late.envelope_json + "', '" + late.signer_hint +
+      "', '" + late.created_at + "')";
   ASSERT_EQ(sqlite3_exec(writer, insert.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
   std::filesystem::copy_file(hot, fleet);
   std::filesystem::copy_file(hot + "-wal", fleet + "-wal");

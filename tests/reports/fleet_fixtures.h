@@ -4,6 +4,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,6 +35,44 @@ struct CommandResult {
   std::string out, err;
 };
 
+// In a forked child: becomes `binary` with `args` (no shell); exit 127 when exec fails.
+[[noreturn]] inline void ExecProgram(const std::string& binary,
+                                     const std::vector<std::string>& args) {
+  std::vector<std::string> copy = args;
+  std::string bin = binary;
+  std::vector<char*> argv{bin.data()};
+  for (std::string& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  ::execv(bin.c_str(), argv.data());
+  ::_exit(127);
+}
+
+// Starts `binary` with `args`, its stdin, stdout and stderr on the given descriptors (each -1:
+// /dev/null) and in `cwd` when given; returns its pid.
+inline pid_t StartProgram(const std::string& binary, const std::vector<std::string>& args,
+                          int in_fd, int out_fd, int err_fd, const std::string& cwd = "") {
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_RDWR);
+    if (null < 0) ::_exit(126);
+    ::dup2(in_fd >= 0 ? in_fd : null, 0);
+    ::dup2(out_fd >= 0 ? out_fd : null, 1);
+    ::dup2(err_fd >= 0 ? err_fd : null, 2);
+    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(126);
+    ExecProgram(binary, args);
+  }
+  return pid;
+}
+
+// Waits for `pid`: its exit status, or -N when signal N ended it.
+inline int WaitProgram(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -(WIFSIGNALED(status) ? WTERMSIG(status) : 1);
+}
+
 // Runs `binary` with `args` (no shell), stdin from /dev/null, capturing stdout and stderr.
 inline CommandResult RunProgram(const std::string& binary, const std::vector<std::string>& args,
                                 const std::string& cwd = "") {
@@ -43,35 +82,35 @@ inline CommandResult RunProgram(const std::string& binary, const std::vector<std
        ("detverify-fleet-cmd-" + std::to_string(::getpid()) + "-" + std::to_string(counter++)))
           .string();
   const std::string out_path = base + ".out", err_path = base + ".err";
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    const int in = ::open("/dev/null", O_RDONLY);
-    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (in < 0 || out < 0 || err < 0) ::_exit(126);
-    ::dup2(in, 0);
-    ::dup2(out, 1);
-    ::dup2(err, 2);
-    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(126);
-    std::vector<std::string> copy = args;
-    std::string bin = binary;
-    std::vector<char*> argv{bin.data()};
-    for (std::string& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-  }
+  const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (out < 0 || err < 0) throw std::runtime_error("cannot create " + base + ".out/.err");
+  const pid_t pid = StartProgram(binary, args, -1, out, err, cwd);
+  ::close(out);
+  ::close(err);
   CommandResult r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.code = WaitProgram(pid);
+  if (r.code < 0) r.code = -1;  // a crash
   r.out = ReadFile(out_path);
   r.err = ReadFile(err_path);
   std::filesystem::remove(out_path);
   std::filesystem::remove(err_path);
   return r;
+}
+
+// Runs `sql` on `path` through a plain SQLite connection (for altering files behind detverify).
+inline void RunSql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
+    sqlite3_close(db);
+    throw std::runtime_error("cannot open " + path);
+  }
+  char* error = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
+  const std::string message = error != nullptr ? error : "";
+  sqlite3_free(error);
+  sqlite3_close(db);
+  if (rc != SQLITE_OK) throw std::runtime_error("sql on " + path + ": " + message);
 }
 
 #ifdef DETVERIFY_BIN
