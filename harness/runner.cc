@@ -295,7 +295,8 @@ void PrintTable(const Scenario& scenario, const RunContext& ctx,
 }
 
 // Stage 2: everything the rows share, resolved once (a bad prompt fails here, early).
-RunContext ResolveContext(const Scenario& scenario) {
+RunContext ResolveContext(const Scenario& scenario,
+                          const std::vector<const Configuration*>& selected) {
   RunContext ctx;
   bool with_float = false;
   for (const Configuration* c : selected) with_float |= c->engine == EngineKind::kFloat;
@@ -343,7 +344,7 @@ int RunScenario(const RunnerOptions& o) {
   // Open the DB first: a bad DB path fails before minutes of work.
   db::RunStore store = db::RunStore::Open(o.db_path);
   Progress progress(stderr);
-  const RunContext ctx = ResolveContext(scenario);
+  const RunContext ctx = ResolveContext(scenario, selected);
   PrintHeader(scenario, ctx, o.json ? stderr : stdout);
 
   int exit_code = kExitOk;

@@ -29,7 +29,11 @@ constexpr Pin kTiny = {"qwen3-tiny",
 constexpr Pin kHd128 = {"qwen3-tiny-hd128",
                         "bc52e3d65372939dc206b6854aa733cdd548692338ee231d64cf40ace01fa9cc",
                         "7d6a72b6ff91da72dc1a4cdd5f442c2381c982bdcab152a3e487053e80dae188"};
-// qwen3-0.6b: pinned in hf_synth_slow_test.cc (label slow).
+// qwen3-0.6b: synthesized and checked in hf_synth_slow_test.cc (label slow); here only its pin
+// in the code is compared.
+constexpr Pin k06b = {"qwen3-0.6b",
+                      "e6af784ac81e72edde86570fbe2a82623d540baf9d7cd431678f14ca5439c4f4",
+                      "f63b79bf485f9fecd6316b678d0bbe22bc080ba3d51e8546918d70055c2fdc4f"};
 
 void ExpectPinned(const Pin& pin) {
   test_files::ScratchDir d("hfsynth");
