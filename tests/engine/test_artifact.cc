@@ -329,7 +329,19 @@ TEST_F(ArtifactTest, ConfigIsAFolder) {
 TEST_F(ArtifactTest, ModelIsAFifo) {
   fs::remove(model_);
   ASSERT_EQ(::mkfifo(model_.c_str(), 0600), 0);
-  ExpectRefused(model_, "not a regular file");
+  ExpectRefused(model_, "a FIFO, not a regular file");
+}
+
+// /dev/zero never ends and /dev/urandom never repeats: refused before a byte is read.
+TEST_F(ArtifactTest, DevicesInsteadOfFilesAreRefused) {
+  for (const std::string& victim : {config_, model_}) {
+    for (const char* device : {"/dev/zero", "/dev/urandom"}) {
+      WriteSynthArtifact(FindSynthPreset("qwen3-tiny"), 7, dir_);
+      fs::remove(victim);
+      fs::create_symlink(device, victim);
+      ExpectRefused(victim, "a character device, not a regular file");
+    }
+  }
 }
 
 TEST(LittleEndian, DecodesExplicitly) {
@@ -338,6 +350,77 @@ TEST(LittleEndian, DecodesExplicitly) {
   EXPECT_EQ(ReadLeInt(bytes + 2, 2), 1);
   EXPECT_EQ(ReadLeInt(bytes, 8), static_cast<int64_t>(0x800000000001fffeull));
   EXPECT_EQ(ReadLeInt(bytes, 1), -2);
+}
+
+}  // namespace
+}  // namespace dv
+
+namespace dv {
+namespace {
+
+// config.json's own values beside the dimensions: each out of range (or disagreeing with the
+// tensors) is refused, naming the key. The synthetic config has max_pos and rope_frac_bits.
+TEST_F(ArtifactTest, ConfigValuesOutOfRange) {
+  struct Bad {
+    const char* key;
+    nlohmann::json value;
+    std::string problem;
+  };
+  const std::vector<Bad> cases = {
+      {"max_pos", 0, "max_pos = 0 is out of range"},
+      {"max_pos", -1, "max_pos = -1 is out of range"},
+      {"max_pos", 4096, "max_pos = 4096 but the RoPE tables of " + model_ + " have 2048 rows"},
+      {"rope_frac_bits", 13, "rope_frac_bits = 13; the RoPE tables are Q14"},
+      {"weight_bits", 4, "weight_bits = 4; an int artifact holds 8-bit weights"},
+      {"eos_token_id", 1024, "eos_token_id = 1024 is outside the vocabulary (0 to 1023)"},
+      {"eos_token_id", -1, "eos_token_id = -1 is outside the vocabulary"},
+      {"eos_token_id", "2", "key eos_token_id is not an integer"},
+      {"n_layers", 3, "'layers' must be a list of n_layers = 3 entries"},
+      {"n_layers", 0, "a model dimension is out of range"},
+      {"n_kv_heads", int64_t{1} << 40, "a model dimension is out of range"},
+  };
+  for (const Bad& bad : cases) {
+    WriteSynthArtifact(FindSynthPreset("qwen3-tiny"), 7, dir_);
+    auto cfg = nlohmann::json::parse(std::ifstream(config_));
+    cfg[bad.key] = bad.value;
+    std::ofstream(config_) << cfg.dump();
+    SCOPED_TRACE(std::string(bad.key) + " = " + bad.value.dump());
+    ExpectRefused(config_, bad.problem);
+  }
+}
+
+// A key written twice means the last one to nlohmann::json and the first one to other readers:
+// refused in config.json (with its line) and in the safetensors header.
+TEST_F(ArtifactTest, DuplicateKeysAreRefused) {
+  std::string text;
+  {
+    std::ifstream in(config_);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_EQ(text.front(), '{');
+  std::ofstream(config_) << "{\n\"n_layers\": 2,\n" << text.substr(1);
+  ExpectRefused(config_ + ":", "duplicate key \"n_layers\" (first at line 2)");
+
+  WriteSynthArtifact(FindSynthPreset("qwen3-tiny"), 7, dir_);
+  std::vector<uint8_t> bytes = ReadAll(model_);
+  uint64_t len = 0;
+  for (int b = 7; b >= 0; --b) len = (len << 8) | bytes[static_cast<size_t>(b)];
+  std::string header(bytes.begin() + 8, bytes.begin() + 8 + static_cast<long>(len));
+  // Repeat the first member ("embed.e8": {...}) as the last one: same length as the padding
+  // allows only if we re-pad, so rebuild the file.
+  const size_t first_end = header.find("},") + 1;
+  const std::string first_member = header.substr(1, first_end - 1);
+  std::string doubled = header.substr(0, header.find_last_not_of(' '));
+  ASSERT_EQ(doubled.back(), '}');
+  doubled.pop_back();
+  doubled += "," + first_member + "}";
+  while (doubled.size() % 8) doubled.push_back(' ');
+  std::vector<uint8_t> out;
+  for (int b = 0; b < 8; ++b) out.push_back(static_cast<uint8_t>(doubled.size() >> (8 * b)));
+  out.insert(out.end(), doubled.begin(), doubled.end());
+  out.insert(out.end(), bytes.begin() + 8 + static_cast<long>(len), bytes.end());
+  WriteAll(model_, out);
+  ExpectRefused(model_, "ambiguous header: duplicate key");
 }
 
 }  // namespace
