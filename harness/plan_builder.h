@@ -40,6 +40,12 @@ ResolvedModel ResolveModel(const Scenario& scenario);
 // against expect_ids and the model's vocabulary. Throws ScenarioError.
 std::vector<int32_t> ResolvePrompt(const Scenario& scenario, const Artifact& artifact);
 ResolvedPrompt ResolvePromptWithTokenizer(const Scenario& scenario, const Artifact& artifact);
+// The scenario's values that depend on the model, once its prompt is known: prompt + max_new
+// within the model's positions, every split.prefill within the prompt, co_prompts.vocab within the
+// vocabulary and batched co-prompts within the positions. Throws ScenarioError "path:line: ...".
+// ResolvePromptWithTokenizer calls it.
+void CheckAgainstModel(const Scenario& scenario, const Artifact& artifact,
+                       const std::vector<int32_t>& prompt);
 
 // One configuration, planned. A configuration that cannot run here carries its reason: skipped
 // (a backend, engine or emulator this machine or build lacks) or an error (a backend request
