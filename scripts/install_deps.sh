@@ -20,7 +20,7 @@ packages=(
   libyaml-cpp-dev libsqlite3-dev sqlite3 libssl-dev
   libboost-dev libboost-filesystem-dev libcli11-dev nlohmann-json3-dev
   libicu-dev liblzma-dev libopenblas-dev
-  clang-format
+  clang-format clang  # clang: the libFuzzer targets (scripts/fuzz.sh)
 )
 with_cross=0
 with_models=0
