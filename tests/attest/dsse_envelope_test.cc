@@ -263,7 +263,7 @@ TEST_F(DsseAmbiguityTest, TwoPayloadMembersAreRejected) {
   tampered["predicate"]["scenario"] = "tampered";
   const std::string forged = Base64Encode(tampered.dump());
   ExpectRejected(WithLeadingMember("\"payload\": \"" + forged + "\""), signer_.public_key.get(),
-                 "ambiguous envelope: line 1: duplicate key \"payload\"");
+                 "ambiguous envelope: line 2: duplicate key \"payload\" (first at line 1)");
   // The genuine payload twice is still ambiguous.
   ExpectRejected(WithLeadingMember("\"payload\": " + envelope_["payload"].dump()),
                  signer_.public_key.get(), "duplicate key \"payload\"");

@@ -410,7 +410,7 @@ TEST_F(ArtifactTest, DuplicateKeysAreRefused) {
   // allows only if we re-pad, so rebuild the file.
   const size_t first_end = header.find("},") + 1;
   const std::string first_member = header.substr(1, first_end - 1);
-  std::string doubled = header.substr(0, header.find_last_not_of(' '));
+  std::string doubled = header.substr(0, header.find_last_not_of(' ') + 1);
   ASSERT_EQ(doubled.back(), '}');
   doubled.pop_back();
   doubled += "," + first_member + "}";

@@ -136,7 +136,7 @@ const BadCase kBad[] = {
     {"second document",
      "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { "
      "max_new: 1 }\nconfigurations: [ { name: a, engine: int8 } ]\n---\nname: u\n",
-     7, "a second YAML document"},
+     6, "a second YAML document"},
     {"non-string key", "name: t\n[a]: 1\n", 2, "a key in the scenario must be a string"},
     // Values out of range or missing.
     {"expect.steps beyond max_new",
@@ -320,10 +320,6 @@ TEST(ScenarioAgainstModel, OutOfRangeValuesNameFileAndLine) {
            "co_prompts: { length: [5, 2000] }\n"
            "configurations:\n  - { name: a, engine: int8, batch: { size: 2, co_prompts: true } }\n",
        5, "co-prompts of up to 2000 tokens with generate.max_new 100 need 2099 positions"},
-      {"split longer than a text prompt",
-       head + "prompt: { text: \"Hello world\" }\ngenerate: { max_new: 2 }\n"
-              "configurations:\n  - name: a\n    engine: int8\n    split: { prefill: 50 }\n",
-       8, "a.split.prefill 50 is longer than the prompt (2 tokens)"},
   };
   for (const Case& c : cases) {
     const std::string path = WriteTemp(c.yaml);
