@@ -43,21 +43,27 @@ class ArtifactTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  // Replaces the safetensors header with `header` (re-padded) and keeps the data section.
-  void RewriteHeader(const std::function<void(nlohmann::json&)>& edit) {
+  // Replaces the safetensors header's text with `edit`'s (re-padded) and keeps the data section.
+  void RewriteHeaderText(const std::function<void(std::string&)>& edit) {
     std::vector<uint8_t> bytes = ReadAll(model_);
     uint64_t len = 0;
     for (int b = 7; b >= 0; --b) len = (len << 8) | bytes[static_cast<size_t>(b)];
-    auto header =
-        nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<long>(len));
-    edit(header);
-    std::string text = header.dump();
+    std::string text(bytes.begin() + 8, bytes.begin() + 8 + static_cast<long>(len));
+    edit(text);
     while (text.size() % 8) text.push_back(' ');
     std::vector<uint8_t> out;
     for (int b = 0; b < 8; ++b) out.push_back(static_cast<uint8_t>(text.size() >> (8 * b)));
     out.insert(out.end(), text.begin(), text.end());
     out.insert(out.end(), bytes.begin() + 8 + static_cast<long>(len), bytes.end());
     WriteAll(model_, out);
+  }
+  // The same through the header's JSON value.
+  void RewriteHeader(const std::function<void(nlohmann::json&)>& edit) {
+    RewriteHeaderText([&](std::string& text) {
+      auto header = nlohmann::json::parse(text);
+      edit(header);
+      text = header.dump();
+    });
   }
 
   // Overwrites element `index` of tensor `name` (I16 or I64) with `value`, in place.
@@ -402,24 +408,12 @@ TEST_F(ArtifactTest, DuplicateKeysAreRefused) {
   ExpectRefused(config_ + ":", "duplicate key \"n_layers\" (first at line 2)");
 
   WriteSynthArtifact(FindSynthPreset("qwen3-tiny"), 7, dir_);
-  std::vector<uint8_t> bytes = ReadAll(model_);
-  uint64_t len = 0;
-  for (int b = 7; b >= 0; --b) len = (len << 8) | bytes[static_cast<size_t>(b)];
-  std::string header(bytes.begin() + 8, bytes.begin() + 8 + static_cast<long>(len));
-  // Repeat the first member ("embed.e8": {...}) as the last one: same length as the padding
-  // allows only if we re-pad, so rebuild the file.
-  const size_t first_end = header.find("},") + 1;
-  const std::string first_member = header.substr(1, first_end - 1);
-  std::string doubled = header.substr(0, header.find_last_not_of(' ') + 1);
-  ASSERT_EQ(doubled.back(), '}');
-  doubled.pop_back();
-  doubled += "," + first_member + "}";
-  while (doubled.size() % 8) doubled.push_back(' ');
-  std::vector<uint8_t> out;
-  for (int b = 0; b < 8; ++b) out.push_back(static_cast<uint8_t>(doubled.size() >> (8 * b)));
-  out.insert(out.end(), doubled.begin(), doubled.end());
-  out.insert(out.end(), bytes.begin() + 8 + static_cast<long>(len), bytes.end());
-  WriteAll(model_, out);
+  // The first member ("embed.e8": {...}) once more as the last one.
+  RewriteHeaderText([](std::string& header) {
+    const std::string first_member = header.substr(1, header.find("},"));
+    header.resize(header.find_last_not_of(' '));  // drops the closing brace and the padding
+    header += "," + first_member + "}";
+  });
   ExpectRefused(model_, "ambiguous header: duplicate key");
 }
 
