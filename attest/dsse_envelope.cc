@@ -7,6 +7,7 @@
 #include "attest/base64.h"
 #include "attest/ed25519_keys.h"
 #include "attest/intoto_statement.h"
+#include "base/strict_json.h"
 
 namespace dv::attest {
 namespace {
@@ -76,11 +77,16 @@ nlohmann::json VerifyEnvelope(const std::string& envelope_text, EVP_PKEY* pub,
     Reject(source, std::string("cannot verify: public key is ") +
                        (name != nullptr ? name : "unknown") + ", expected Ed25519");
   }
+  // An envelope with a member twice (two payloads, two signature lists) means different things
+  // to different readers: refused before anything in it is used.
   nlohmann::json envelope;
-  try {
-    envelope = nlohmann::json::parse(envelope_text);
-  } catch (const nlohmann::json::parse_error& e) {
-    Reject(source, "not valid JSON (parse error at byte " + std::to_string(e.byte) + ")");
+  JsonProblem problem;
+  if (!ParseJsonStrict(envelope_text, envelope, problem)) {
+    Reject(
+        source,
+        problem.kind == JsonProblem::Kind::kMalformed
+            ? "not valid JSON (line " + std::to_string(problem.line) + ": " + problem.message + ")"
+            : "ambiguous envelope: line " + std::to_string(problem.line) + ": " + problem.message);
   }
   if (!envelope.is_object()) Reject(source, "not a DSSE envelope (expected a JSON object)");
 
@@ -131,11 +137,12 @@ nlohmann::json VerifyEnvelope(const std::string& envelope_text, EVP_PKEY* pub,
   }
 
   nlohmann::json statement;
-  try {
-    statement = nlohmann::json::parse(*payload);
-  } catch (const nlohmann::json::parse_error& e) {
-    Reject(source,
-           "signed payload is not valid JSON (parse error at byte " + std::to_string(e.byte) + ")");
+  if (!ParseJsonStrict(*payload, statement, problem)) {
+    Reject(source, problem.kind == JsonProblem::Kind::kMalformed
+                       ? "signed payload is not valid JSON (line " + std::to_string(problem.line) +
+                             ": " + problem.message + ")"
+                       : "signed payload is ambiguous: line " + std::to_string(problem.line) +
+                             ": " + problem.message);
   }
   std::string why;
   if (!IsInTotoStatement(statement, &why)) {

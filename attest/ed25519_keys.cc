@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "attest/attest_error.h"
+#include "base/file_io.h"
 #include "base/sha256.h"
 
 namespace dv::attest {
@@ -73,25 +74,12 @@ class FileDescriptor {
   int fd_;
 };
 
+// A key file is read only when it is a regular file of at most kMaxKeyFileBytes: a FIFO would
+// block the open, a device would never end (ReadFileBounded refuses both without blocking).
 std::string ReadKeyFile(const std::string& path, const char* what) {
-  FileDescriptor fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) {
-    throw AttestError(path + ": cannot read " + what + ": " + std::strerror(errno));
-  }
-  std::string data;
-  char buffer[4096];
-  while (true) {
-    const ssize_t got = read(fd.get(), buffer, sizeof(buffer));
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      throw AttestError(path + ": cannot read " + what + ": " + std::strerror(errno));
-    }
-    if (got == 0) break;
-    data.append(buffer, static_cast<size_t>(got));
-    if (data.size() > kMaxKeyFileBytes) {
-      throw AttestError(path + ": not a " + std::string(what) + " (file larger than " +
-                        std::to_string(kMaxKeyFileBytes) + " bytes)");
-    }
+  std::string data, why;
+  if (!ReadFileBounded(path, kMaxKeyFileBytes, data, why)) {
+    throw AttestError(path + ": cannot read " + what + ": " + why);
   }
   return data;
 }

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "base/file_io.h"
+#include "base/strict_json.h"
 #include "checkpoint/hf_config.h"
 #include "checkpoint/hf_layout.h"
 
@@ -55,10 +56,9 @@ struct Located {
 // The shard file names of an index: plain names inside the folder, each read once.
 std::map<std::string, std::string> ReadIndex(const std::string& index_path) {
   nlohmann::json index;
-  try {
-    index = nlohmann::json::parse(ReadJsonFile(index_path));
-  } catch (const nlohmann::json::parse_error& e) {
-    Fail(index_path, std::string("malformed JSON (") + e.what() + ")");
+  JsonProblem problem;
+  if (!ParseJsonStrict(ReadJsonFile(index_path), index, problem)) {
+    Fail(index_path + ":" + std::to_string(problem.line), problem.Describe());
   }
   if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object()) {
     Fail(index_path, "needs a \"weight_map\" object (tensor name -> shard file)");

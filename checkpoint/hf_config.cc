@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "base/check.h"
+#include "base/strict_json.h"
 #include "engine/safetensors.h"
 
 namespace dv {
@@ -81,11 +82,8 @@ void CheckRopeType(const ConfigReader& r, const json* rope, const char* key) {
 
 FloatModelConfig ParseHfConfig(std::string_view text, const std::string& path) {
   json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw ArtifactError(path + ": malformed JSON (" + e.what() + ")");
-  }
+  JsonProblem problem;
+  if (!ParseJsonStrict(text, j, problem)) throw ArtifactError(problem.Where(path));
   if (!j.is_object()) throw ArtifactError(path + ": not a JSON object");
   const ConfigReader r(j, path);
   FloatModelConfig c;

@@ -6,11 +6,11 @@
 // tokenizer and the float side: there prompts are token ids only and no text is decoded.
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "base/file_io.h"
 #include "build_info.h"
 #include "cli/command.h"
 #include "cli/model_options.h"
@@ -164,7 +164,7 @@ GenerateInputs PrepareInputs(const GenerateOptions& o) {
   if (!o.prompt.empty()) {
     std::string path = o.tokenizer;
     if (path.empty()) path = in.model.dir + "/tokenizer.json";
-    if (o.tokenizer.empty() && !std::ifstream(path)) path = tok::DefaultTokenizerPath();
+    if (o.tokenizer.empty() && !PathExists(path)) path = tok::DefaultTokenizerPath();
     in.tokenizer = std::make_unique<tok::Tokenizer>(tok::Tokenizer::FromFile(path));
   }
   const std::string prompt_text =

@@ -1,10 +1,10 @@
 // detverify tokenize: token ids of a text (or the text of ids), for debugging prompts, and --jsonl
 // for bulk work (one JSON string per input line -> one JSON array of ids per output line). The
 // tokenizer is Qwen3's, an artifact's tokenizer.json, or the one a GGUF model carries (--gguf).
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 
 #include "base/file_io.h"
 #include "cli/command.h"
@@ -27,7 +27,7 @@ std::string TokenizerPathFor(const std::string& explicit_path, const std::string
   if (!explicit_path.empty()) return explicit_path;
   if (!artifact_dir.empty()) {
     const std::string own = artifact_dir + "/tokenizer.json";
-    if (std::ifstream(own)) return own;
+    if (PathExists(own)) return own;
   }
   return tok::DefaultTokenizerPath();
 }
@@ -63,8 +63,10 @@ void RunTokenize(const TokenizeOptions& o, CommandContext& ctx) {
     return;
   }
   if (!o.jsonl.empty()) {
-    std::ifstream in(o.jsonl, std::ios::binary);
-    if (!in) throw UsageError(o.jsonl + ": cannot open");
+    std::string contents, why;
+    if (!ReadFileBounded(o.jsonl, 256 * kMiB, contents, why))
+      throw UsageError(o.jsonl + ": " + why);
+    std::istringstream in(contents);
     std::string line;
     size_t n = 0;
     while (std::getline(in, line)) {

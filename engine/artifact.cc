@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_io.h"
+#include "base/strict_json.h"
 
 namespace dv {
 namespace {
@@ -65,7 +66,8 @@ struct ArtifactConfig {
   ModelConfig dims;  // max_pos is the RoPE table's, filled later
   int64_t head_k = 0;
   std::vector<LayerShifts> layers;
-  std::string sha256;  // of config.json's bytes
+  std::string sha256;   // of config.json's bytes
+  int64_t max_pos = 0;  // config.json's max_pos if it has one (0: absent); must match RoPE
 };
 
 // Stage 1: config.json, bounded in size, every dimension and shift in range.
@@ -78,10 +80,9 @@ ArtifactConfig ReadArtifactConfig(const std::string& config_path) {
   ArtifactConfig out;
   out.sha256 = Sha256Hex(config_text);
   nlohmann::json cfg;
-  try {
-    cfg = nlohmann::json::parse(config_text);
-  } catch (const nlohmann::json::parse_error& e) {
-    Fail(config_path, std::string("malformed JSON (") + e.what() + ")");
+  JsonProblem problem;
+  if (!ParseJsonStrict(config_text, cfg, problem)) {
+    Fail(config_path + ":" + std::to_string(problem.line), problem.Describe());
   }
   if (!cfg.is_object()) Fail(config_path, "not a JSON object");
 
@@ -99,6 +100,32 @@ ArtifactConfig ReadArtifactConfig(const std::string& config_path) {
     if (dim <= 0 || dim > kMaxArtifactDim) {
       Fail(config_path,
            "a model dimension is out of range (1 to " + std::to_string(kMaxArtifactDim) + ")");
+    }
+  }
+  // Values DetLLM's config.json carries beside the dimensions. The engine takes max_pos from the
+  // RoPE tables and works in Q14 with 8-bit weights; a config.json that says otherwise, or names
+  // an end-of-sequence token outside the vocabulary, describes another model than its tensors.
+  if (cfg.contains("max_pos")) {
+    out.max_pos = r.Int("max_pos");
+    if (out.max_pos <= 0 || out.max_pos > kMaxArtifactDim) {
+      Fail(config_path, "max_pos = " + std::to_string(out.max_pos) + " is out of range (1 to " +
+                            std::to_string(kMaxArtifactDim) + ")");
+    }
+  }
+  if (cfg.contains("rope_frac_bits") && r.Int("rope_frac_bits") != 14) {
+    Fail(config_path, "rope_frac_bits = " + std::to_string(r.Int("rope_frac_bits")) +
+                          "; the RoPE tables are Q14 (rope_frac_bits 14, docs/SPEC.md)");
+  }
+  if (cfg.contains("weight_bits") && r.Int("weight_bits") != 8) {
+    Fail(config_path, "weight_bits = " + std::to_string(r.Int("weight_bits")) +
+                          "; an int artifact holds 8-bit weights");
+  }
+  if (cfg.contains("eos_token_id")) {
+    const int64_t eos = r.Int("eos_token_id");
+    if (eos < 0 || eos >= c.vocab) {
+      Fail(config_path, "eos_token_id = " + std::to_string(eos) +
+                            " is outside the vocabulary (0 to " + std::to_string(c.vocab - 1) +
+                            ")");
     }
   }
   if (!cfg.contains("layers") || !cfg["layers"].is_array() ||
@@ -247,8 +274,10 @@ LayerWeights LoadLayer(TensorTable& t, const ModelConfig& c, const LayerShifts& 
 // The tensors outside the layers -- embedding, head, RoPE tables -- checked against the config's
 // shapes. max_pos is the RoPE table's own row count (config.json's is ignored), after which the
 // shape as a whole is bounded.
-void LoadGlobalTensors(TensorTable& t, ModelWeights& w, const std::string& config_path,
-                       const std::string& model_path) {
+// max_pos is the RoPE tables' own row count; config.json's max_pos, if given (non-zero), must
+// agree.
+void LoadGlobalTensors(TensorTable& t, ModelWeights& w, int64_t config_max_pos,
+                       const std::string& config_path, const std::string& model_path) {
   ModelConfig& c = w.config;
   const int64_t H = c.hidden, V = c.vocab, d = c.head_dim;
   w.embed_e8 = t.I8("embed.e8", {V, H});
@@ -258,6 +287,10 @@ void LoadGlobalTensors(TensorTable& t, ModelWeights& w, const std::string& confi
   w.head_m = t.Ints("head.m", DType::kI64, {V});
   c.max_pos = t.Rows("rope.cos");
   if (c.max_pos <= 0) Fail(model_path, "tensor 'rope.cos' has no rows");
+  if (config_max_pos != 0 && config_max_pos != c.max_pos) {
+    Fail(config_path, "max_pos = " + std::to_string(config_max_pos) + " but the RoPE tables of " +
+                          model_path + " have " + std::to_string(c.max_pos) + " rows");
+  }
   if (const char* why = CheckShapeBounds(c)) Fail(config_path, why);
   w.rope_cos = ToInt16(t.Ints("rope.cos", DType::kI16, {c.max_pos, d}));
   w.rope_sin = ToInt16(t.Ints("rope.sin", DType::kI16, {c.max_pos, d}));
@@ -286,7 +319,8 @@ std::unique_ptr<Artifact> Artifact::Load(const std::string& dir) {
   t.CheckAllIntegers();
   a->sha256_ = Sha256Hex(a->file_.bytes());
 
-  LoadGlobalTensors(t, w, config_path, model_path);
+  LoadGlobalTensors(t, w, config.max_pos, config_path, model_path);
+
   for (int64_t i = 0; i < c.n_layers; ++i) {
     w.layers.push_back(LoadLayer(t, c, config.layers[static_cast<size_t>(i)], i));
   }

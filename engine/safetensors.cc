@@ -1,5 +1,8 @@
 #include "engine/safetensors.h"
 
+#include "base/file_io.h"
+#include "base/strict_json.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -74,7 +77,8 @@ MappedFile MappedFile::Open(const std::string& path) {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    Fail(path, "not a regular file");
+    const std::string kind = NonRegularKind(path);
+    Fail(path, kind.empty() ? "not a regular file" : kind + ", not a regular file");
   }
   f.size_ = static_cast<size_t>(st.st_size);
   if (f.size_ > 0) {
@@ -137,10 +141,11 @@ std::map<std::string, TensorView> ParseSafetensors(std::span<const uint8_t> file
   }
   const std::string_view header_text(reinterpret_cast<const char*>(file.data() + 8), header_len);
   nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(header_text);
-  } catch (const nlohmann::json::parse_error& e) {
-    Fail(path, std::string("malformed header JSON (") + e.what() + ")");
+  JsonProblem problem;
+  if (!ParseJsonStrict(header_text, header, problem)) {
+    Fail(path, problem.kind == JsonProblem::Kind::kMalformed
+                   ? "malformed header JSON (" + problem.message + ")"
+                   : "ambiguous header: " + problem.message);
   }
   if (!header.is_object()) Fail(path, "malformed header: not a JSON object");
   const std::span<const uint8_t> data = file.subspan(8 + header_len);

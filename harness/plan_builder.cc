@@ -203,11 +203,66 @@ ResolvedPrompt ResolvePromptWithTokenizer(const Scenario& scenario, const Resolv
   if (model.checkpoint) vocab = std::min(vocab, model.checkpoint->config().vocab);
   for (int32_t id : ids) {
     if (id >= vocab) {
-      throw ScenarioError(scenario.path + ": prompt token id " + std::to_string(id) +
+      throw ScenarioError(scenario.path + ":" + std::to_string(scenario.lines.prompt) +
+                          ": prompt token id " + std::to_string(id) +
                           " is outside the model's vocabulary (" + std::to_string(vocab) + ")");
     }
   }
+  CheckAgainstModel(scenario, model, ids);
   return out;
+}
+
+void CheckAgainstModel(const Scenario& scenario, const ResolvedModel& resolved,
+                       const std::vector<int32_t>& prompt) {
+  // The tighter of the two models' limits, when a scenario names both.
+  struct Limits {
+    int64_t max_pos = INT64_MAX;
+    int64_t vocab = INT64_MAX;
+  } model;
+  if (resolved.artifact) {
+    model.max_pos = resolved.artifact->weights().config.max_pos;
+    model.vocab = resolved.artifact->weights().config.vocab;
+  }
+  if (resolved.checkpoint) {
+    const int64_t checkpoint_pos = resolved.checkpoint->config().max_pos;
+    if (checkpoint_pos > 0) model.max_pos = std::min(model.max_pos, checkpoint_pos);
+    model.vocab = std::min(model.vocab, resolved.checkpoint->config().vocab);
+  }
+  auto fail = [&](int line, const std::string& what) {
+    throw ScenarioError(scenario.path + ":" + std::to_string(line) + ": " + what);
+  };
+  const auto prompt_len = static_cast<int64_t>(prompt.size());
+  // The last generated token is never fed: a row holds prompt + max_new - 1 positions.
+  if (prompt_len + scenario.max_new - 1 > model.max_pos) {
+    fail(scenario.lines.max_new, "generate.max_new " + std::to_string(scenario.max_new) +
+                                     " with a prompt of " + std::to_string(prompt_len) +
+                                     " tokens needs " +
+                                     std::to_string(prompt_len + scenario.max_new - 1) +
+                                     " positions; the model has " + std::to_string(model.max_pos));
+  }
+  bool batched = false;
+  for (const Configuration& c : scenario.configurations) {
+    if (c.split_prefill > prompt_len) {
+      fail(c.split_line, c.name + ".split.prefill " + std::to_string(c.split_prefill) +
+                             " is longer than the prompt (" + std::to_string(prompt_len) +
+                             " tokens)");
+    }
+    batched = batched || c.batch.size > 1;
+  }
+  const CoPromptSpec& co = scenario.co_prompts;
+  if (scenario.lines.co_prompt_vocab > 0 && co.max_id >= model.vocab) {
+    fail(scenario.lines.co_prompt_vocab, "co_prompts.vocab [" + std::to_string(co.min_id) + ", " +
+                                             std::to_string(co.max_id) +
+                                             "] is outside the model's vocabulary (ids 0 to " +
+                                             std::to_string(model.vocab - 1) + ")");
+  }
+  if (batched && co.max_len + scenario.max_new - 1 > model.max_pos) {
+    fail(scenario.lines.co_prompt_length,
+         "co-prompts of up to " + std::to_string(co.max_len) + " tokens with generate.max_new " +
+             std::to_string(scenario.max_new) + " need " +
+             std::to_string(co.max_len + scenario.max_new - 1) + " positions; the model has " +
+             std::to_string(model.max_pos));
+  }
 }
 
 std::vector<int32_t> ResolvePrompt(const Scenario& scenario, const ResolvedModel& model) {

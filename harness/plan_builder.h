@@ -63,6 +63,12 @@ ResolvedModel ResolveModel(const Scenario& scenario, bool with_float = false);
 // against expect_ids and the model's vocabulary. Throws ScenarioError.
 std::vector<int32_t> ResolvePrompt(const Scenario& scenario, const ResolvedModel& model);
 ResolvedPrompt ResolvePromptWithTokenizer(const Scenario& scenario, const ResolvedModel& model);
+// The scenario's values that depend on the model, once its prompt is known: prompt + max_new
+// within the positions of every model the rows use, every split.prefill within the prompt,
+// co_prompts.vocab within the vocabulary and batched co-prompts within the positions. Throws
+// ScenarioError "path:line: ...". ResolvePromptWithTokenizer calls it.
+void CheckAgainstModel(const Scenario& scenario, const ResolvedModel& model,
+                       const std::vector<int32_t>& prompt);
 
 // One configuration, planned. A configuration that cannot run here carries its reason: skipped
 // (a backend, engine or emulator this machine or build lacks) or an error (a backend request

@@ -1,7 +1,9 @@
 #include "harness/scenario.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -13,6 +15,69 @@
 namespace dv::harness {
 namespace {
 
+// Whether a plain (unquoted) scalar resolves to something other than a string under YAML 1.2's
+// core schema: null, a boolean, an integer or a float.
+bool IsPlainNonString(const std::string& s) {
+  static const std::set<std::string> kWords = {"",      "~",     "null",  "Null",  "NULL",  "true",
+                                               "True",  "TRUE",  "false", "False", "FALSE", ".inf",
+                                               ".Inf",  ".INF",  "+.inf", "+.Inf", "+.INF", "-.inf",
+                                               "-.Inf", "-.INF", ".nan",  ".NaN",  ".NAN"};
+  if (kWords.count(s)) return true;
+  size_t i = s[0] == '-' || s[0] == '+' ? 1 : 0;
+  if (i == s.size()) return false;
+  if (s.compare(i, 2, "0x") == 0 || s.compare(i, 2, "0o") == 0) {
+    return s.size() > i + 2;  // 0x1F, 0o17 (yaml-cpp's lenient reading; never a name anyway)
+  }
+  bool digits = false, dot = false, exponent = false;
+  for (; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c >= '0' && c <= '9') {
+      digits = true;
+    } else if (c == '.' && !dot && !exponent) {
+      dot = true;
+    } else if ((c == 'e' || c == 'E') && digits && !exponent) {
+      exponent = true;
+      if (i + 1 < s.size() && (s[i + 1] == '+' || s[i + 1] == '-')) ++i;
+      digits = false;
+    } else {
+      return false;
+    }
+  }
+  return digits;
+}
+
+// Parser events ignored except where a document starts.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override { line = mark.line + 1; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+  int line = 0;
+};
+
+// The line where a second document starts, or 0 when `text` holds one document (or none). Two
+// documents at most are parsed: YAML::LoadAll (yaml-cpp 0.7) never returns on some malformed
+// streams, reporting empty documents without end (found by fuzz_scenario,
+// tests/fuzz/corpus/scenario/loadall-endless.yaml).
+int SecondDocumentLine(const std::string& text) {
+  std::istringstream stream(text);
+  YAML::Parser parser(stream);
+  DocumentStarts starts;
+  if (!parser.HandleNextDocument(starts)) return 0;
+  starts.line = 0;
+  if (!parser.HandleNextDocument(starts)) return 0;
+  return starts.line > 0 ? starts.line : 1;
+}
+
 // Reads one YAML mapping, allowing only `allowed` keys; every error names file:line.
 class Reader {
  public:
@@ -23,8 +88,21 @@ class Reader {
     throw ScenarioError(path_ + ":" + std::to_string(line > 0 ? line : 1) + ": " + what);
   }
 
+  // A mapping whose keys are strings, each once. yaml-cpp keeps both entries of a key written
+  // twice and answers n[key] with the first, where other YAML readers take the last: refused, so
+  // that the file means one thing.
   void ExpectMap(const YAML::Node& n, const std::string& what) const {
     if (!n.IsMap()) Fail(n, what + " must be a mapping");
+    std::map<std::string, int> lines;
+    for (const auto& kv : n) {
+      if (!kv.first.IsScalar()) Fail(kv.first, "a key in " + what + " must be a string");
+      const std::string key = kv.first.as<std::string>();
+      const int line = kv.first.Mark().line + 1;
+      if (const auto [it, fresh] = lines.emplace(key, line); !fresh) {
+        Fail(kv.first, "duplicate key '" + key + "' in " + what + " (first at line " +
+                           std::to_string(it->second) + ")");
+      }
+    }
   }
 
   void OnlyKeys(const YAML::Node& n, const std::string& what,
@@ -43,6 +121,22 @@ class Reader {
   std::string Str(const YAML::Node& n, const std::string& what) const {
     if (!n.IsScalar()) Fail(n, what + " must be a string");
     return n.as<std::string>();
+  }
+
+  // A name: a string as YAML means it (a plain 123, true or null is a number, a boolean or
+  // nothing, not a name; quote it to mean the text), without control characters.
+  std::string Name(const YAML::Node& n, const std::string& what) const {
+    if (!n.IsScalar()) Fail(n, what + " must be a string");
+    const std::string s = n.as<std::string>();
+    if (n.Tag() == "?" && IsPlainNonString(s)) {
+      Fail(n,
+           what + " must be a string, got the plain scalar " + s + " (quote it if it is a name)");
+    }
+    for (const char ch : s) {
+      const auto byte = static_cast<unsigned char>(ch);
+      if (byte < 0x20 || byte == 0x7f) Fail(n, what + " must not contain control characters");
+    }
+    return s;
   }
 
   int64_t Int(const YAML::Node& n, const std::string& what, int64_t lo, int64_t hi) const {
@@ -188,13 +282,16 @@ Configuration ParseConfiguration(const Reader& r, const YAML::Node& n, size_t in
   Configuration c;
   c.line = n.Mark().line + 1;
   if (!n["name"]) r.Fail(n, what + " needs a name");
-  c.name = r.Str(n["name"], what + ".name");
+  c.name = r.Name(n["name"], what + ".name");
   if (c.name.empty() || c.name.find_first_not_of(
                             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
                             std::string::npos) {
     r.Fail(n["name"], what + ".name must be letters, digits, '-', '_' or '.'");
   }
-  if (n["engine"]) c.engine = r.Kind<EngineKind>(n["engine"], c.name + ".engine");
+  // No default engine: a row's engine decides what its hash means (int8 rows must agree, float
+  // rows are contrast), so each configuration says which it is.
+  if (!n["engine"]) r.Fail(n, c.name + " needs an engine (int8 or float)");
+  c.engine = r.Kind<EngineKind>(n["engine"], c.name + ".engine");
   if (n["backend"]) c.backend = r.Kind<BackendKind>(n["backend"], c.name + ".backend");
   if (n["dtype"]) {
     if (c.engine != EngineKind::kFloat) {
@@ -223,6 +320,7 @@ Configuration ParseConfiguration(const Reader& r, const YAML::Node& n, size_t in
     r.OnlyKeys(s, c.name + ".split", {"prefill"});
     if (!s["prefill"]) r.Fail(s, c.name + ".split needs prefill: P");
     c.split_prefill = r.Int(s["prefill"], c.name + ".split.prefill", 1, kMaxSteps);
+    c.split_line = s["prefill"].Mark().line + 1;
   }
   if (n["cuda_graphs"]) {
     c.cuda_graphs = r.Bool(n["cuda_graphs"], c.name + ".cuda_graphs");
@@ -256,9 +354,19 @@ Scenario LoadScenario(const std::string& path) {
     throw ScenarioError(path + ":1: cannot open the file" +
                         (why == "no such file" ? "" : " (" + why + ")"));
   }
+  return ParseScenario(text, path);
+}
+
+Scenario ParseScenario(const std::string& text, const std::string& path) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
+    // One document only: YAML::Load ignores a second one ("---"), which another reader could
+    // take instead.
+    if (const int line = SecondDocumentLine(text); line > 0) {
+      throw ScenarioError(path + ":" + std::to_string(line) +
+                          ": a second YAML document; a scenario is one document");
+    }
   } catch (const YAML::Exception& e) {
     throw ScenarioError(path + ":" + std::to_string(e.mark.line + 1) +
                         ": malformed YAML: " + e.msg);
@@ -274,13 +382,20 @@ Scenario LoadScenario(const std::string& path) {
     for (const char* key : {"name", "model", "prompt", "generate", "configurations"}) {
       if (!root[key]) r.Fail(root, std::string("missing required key '") + key + "'");
     }
-    s.name = r.Str(root["name"], "name");
+    s.name = r.Name(root["name"], "name");
     if (s.name.empty()) r.Fail(root["name"], "name must not be empty");
     ParseModel(r, root["model"], s.model);
     ParsePrompt(r, root["prompt"], s.prompt);
     r.OnlyKeys(root["generate"], "generate", {"max_new"});
     if (!root["generate"]["max_new"]) r.Fail(root["generate"], "generate needs max_new");
     s.max_new = r.Int(root["generate"]["max_new"], "generate.max_new", 1, kMaxSteps);
+    s.lines.max_new = root["generate"]["max_new"].Mark().line + 1;
+    s.lines.prompt = root["prompt"].Mark().line + 1;
+    if (root["co_prompts"] && root["co_prompts"].IsMap()) {
+      const YAML::Node co = root["co_prompts"];
+      s.lines.co_prompt_length = (co["length"] ? co["length"] : co).Mark().line + 1;
+      if (co["vocab"]) s.lines.co_prompt_vocab = co["vocab"].Mark().line + 1;
+    }
     if (root["co_prompts"]) ParseCoPrompts(r, root["co_prompts"], s.co_prompts);
     if (root["timeout_s"]) s.timeout_s = r.Int(root["timeout_s"], "timeout_s", 1, 7 * 24 * 3600);
     if (root["expect"]) {
@@ -293,7 +408,8 @@ Scenario LoadScenario(const std::string& path) {
         x.artifact = r.Hex(e["artifact"], "expect.artifact", 12);
         x.logits = r.Hex(e["logits"], "expect.logits", 12);
         x.tokens = r.Hex(e["tokens"], "expect.tokens", 12);
-        x.steps = e["steps"] ? r.Int(e["steps"], "expect.steps", 1, kMaxSteps) : s.max_new;
+        // A run records max_new steps: more could never be compared.
+        x.steps = e["steps"] ? r.Int(e["steps"], "expect.steps", 1, s.max_new) : s.max_new;
         s.expect.push_back(x);
       }
     }
@@ -308,6 +424,16 @@ Scenario LoadScenario(const std::string& path) {
                                        std::to_string(it->second) + ")");
       }
       seen[c.name] = c.line;
+      // An ids prompt's length is known here; a text prompt's once tokenized (CheckAgainstModel).
+      if (const int64_t len = s.prompt.first_tokens > 0
+                                  ? std::min<int64_t>(s.prompt.first_tokens,
+                                                      static_cast<int64_t>(s.prompt.ids.size()))
+                                  : static_cast<int64_t>(s.prompt.ids.size());
+          !s.prompt.ids.empty() && c.split_prefill > len) {
+        r.Fail(configs[i]["split"]["prefill"],
+               c.name + ".split.prefill " + std::to_string(c.split_prefill) +
+                   " is longer than the prompt (" + std::to_string(len) + " tokens)");
+      }
       if (c.timeout_s == 0) c.timeout_s = s.timeout_s;
       s.configurations.push_back(c);
     }

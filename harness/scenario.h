@@ -59,6 +59,15 @@ struct Configuration {
   // (DETVERIFY_CROSS_BIN_AARCH64 / _S390X) under qemu-user, an emulated row of its own.
   std::string platform;
   int line = 0;
+  int split_line = 0;  // of split.prefill, for the checks against the model's prompt
+};
+
+// Where the values checked against the model (CheckAgainstModel) were written, for file:line.
+struct ScenarioLines {
+  int prompt = 1;
+  int max_new = 1;
+  int co_prompt_length = 1;
+  int co_prompt_vocab = 0;  // 0: co_prompts.vocab not written (the default is clamped to the model)
 };
 
 struct Scenario {
@@ -71,12 +80,15 @@ struct Scenario {
   int64_t timeout_s = 3600;
   std::vector<verdict::ExpectedHashes> expect;
   std::vector<Configuration> configurations;
+  ScenarioLines lines;
 
   const Configuration* Find(const std::string& config_name) const;
 };
 
 // Reads and validates `path`. Throws ScenarioError("path:line: problem").
 Scenario LoadScenario(const std::string& path);
+// The same over the text of a scenario; `path` labels errors.
+Scenario ParseScenario(const std::string& text, const std::string& path);
 
 // The scenario as canonical JSON (sorted keys, no whitespace): its identity in result DBs, so
 // reformatting the YAML does not change it. Paths are kept as written.

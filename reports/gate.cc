@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_io.h"
+#include "base/strict_json.h"
 #include "reports/report_error.h"
 
 namespace dv::reports {
@@ -118,10 +119,12 @@ ScenarioGate GateScenario(const ScenarioResults& s, const std::vector<ExpectEntr
 
 std::vector<ExpectEntry> ParseExpect(const std::string& text, const std::string& source) {
   nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ReportError(source + ": not JSON (" + e.what() + ")");
+  JsonProblem problem;
+  if (!ParseJsonStrict(text, doc, problem)) {
+    throw ReportError(source + ":" + std::to_string(problem.line) + ": " +
+                      (problem.kind == JsonProblem::Kind::kMalformed
+                           ? "not JSON (" + problem.message + ")"
+                           : problem.message));
   }
   std::vector<ExpectEntry> out;
   if (doc.is_array()) {

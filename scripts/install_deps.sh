@@ -31,6 +31,7 @@ packages=(
   libboost-dev libboost-filesystem-dev libcli11-dev nlohmann-json3-dev
   libicu-dev liblzma-dev libopenblas-dev
   clang-format
+  # clang: the libc++ build (scripts/libcxx_test.sh) and the libFuzzer targets (scripts/fuzz.sh)
   clang libc++-dev libc++abi-dev googletest
   python3-venv ca-certificates
 )

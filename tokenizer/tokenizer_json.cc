@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "base/strict_json.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer_error.h"
 
@@ -200,10 +201,10 @@ void ReadPipeline(const Validator& v, const json& root, TokenizerSpec& spec) {
 TokenizerSpec ParseTokenizerJson(std::string_view json_text, const std::string& name) {
   const Validator v(name);
   json root;
-  try {
-    root = json::parse(json_text);
-  } catch (const json::parse_error& e) {
-    v.Fail(std::string("not valid JSON: ") + e.what());
+  JsonProblem problem;
+  if (!ParseJsonStrict(json_text, root, problem)) {
+    v.Fail((problem.kind == JsonProblem::Kind::kMalformed ? "not valid JSON: " : "") +
+           problem.message + " (line " + std::to_string(problem.line) + ")");
   }
   if (!root.is_object()) v.Fail("top level must be a JSON object");
   TokenizerSpec spec;

@@ -243,3 +243,51 @@ TEST_F(DsseEnvelopeTest, SignRefusesNonStatement) {
 
 }  // namespace
 }  // namespace dv::attest
+
+namespace dv::attest {
+namespace {
+
+// An envelope with a member twice means one thing to a reader that keeps the first and another
+// to one that keeps the last (nlohmann::json keeps the last): a tampered payload placed first,
+// beside the genuinely signed one, used to verify. Refused, whichever comes first.
+class DsseAmbiguityTest : public DsseEnvelopeTest {
+ protected:
+  // The envelope's text with `member` (a `"key": value` pair) inserted right after the '{'.
+  std::string WithLeadingMember(const std::string& member) const {
+    return "{" + member + "," + envelope_text_.substr(envelope_text_.find('{') + 1);
+  }
+};
+
+TEST_F(DsseAmbiguityTest, TwoPayloadMembersAreRejected) {
+  nlohmann::json tampered = statement_;
+  tampered["predicate"]["scenario"] = "tampered";
+  const std::string forged = Base64Encode(tampered.dump());
+  ExpectRejected(WithLeadingMember("\"payload\": \"" + forged + "\""), signer_.public_key.get(),
+                 "ambiguous envelope: line 2: duplicate key \"payload\" (first at line 1)");
+  // The genuine payload twice is still ambiguous.
+  ExpectRejected(WithLeadingMember("\"payload\": " + envelope_["payload"].dump()),
+                 signer_.public_key.get(), "duplicate key \"payload\"");
+}
+
+TEST_F(DsseAmbiguityTest, OtherDuplicateMembersAreRejected) {
+  ExpectRejected(WithLeadingMember("\"payloadType\": \"application/vnd.in-toto+json\""),
+                 signer_.public_key.get(), "duplicate key \"payloadType\"");
+  ExpectRejected(WithLeadingMember("\"signatures\": []"), signer_.public_key.get(),
+                 "duplicate key \"signatures\"");
+}
+
+// The signed payload itself (the in-toto Statement) with a key twice: validly signed, still
+// refused.
+TEST_F(DsseAmbiguityTest, StatementWithDuplicateKeysIsRejected) {
+  std::string statement_text = statement_.dump();
+  statement_text.insert(1, "\"_type\": \"https://in-toto.io/Statement/v0.1\",");
+  nlohmann::json envelope = envelope_;
+  envelope["payload"] = Base64Encode(statement_text);
+  envelope["signatures"][0]["sig"] =
+      Base64Encode(SignEd25519(signer_.private_key.get(), Pae(kInTotoPayloadType, statement_text)));
+  ExpectRejected(envelope.dump(), signer_.public_key.get(),
+                 "signed payload is ambiguous: line 1: duplicate key \"_type\"");
+}
+
+}  // namespace
+}  // namespace dv::attest

@@ -148,7 +148,24 @@ TEST(HfConfig, OneLineErrors) {
     ParseHfConfig("{\"a\": ", "m/config.json");
     ADD_FAILURE();
   } catch (const ArtifactError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("m/config.json: malformed JSON", 0), 0u) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("m/config.json:1: malformed JSON", 0), 0u) << e.what();
+  }
+}
+
+// A key twice (transformers' json.load keeps the last, other readers the first) is refused with
+// both lines.
+TEST(HfConfig, DuplicateKeysAreRefused) {
+  std::string text = kQwen306B;
+  text.insert(text.find('{') + 1, "\n  \"num_hidden_layers\": 2,");
+  try {
+    ParseHfConfig(text, "m/config.json");
+    ADD_FAILURE() << "accepted a config.json with num_hidden_layers twice";
+  } catch (const ArtifactError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("m/config.json:", 0), 0u) << message;
+    EXPECT_NE(message.find("duplicate key \"num_hidden_layers\" (first at line 2)"),
+              std::string::npos)
+        << message;
   }
 }
 

@@ -43,21 +43,27 @@ class ArtifactTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  // Replaces the safetensors header with `header` (re-padded) and keeps the data section.
-  void RewriteHeader(const std::function<void(nlohmann::json&)>& edit) {
+  // Replaces the safetensors header's text with `edit`'s (re-padded) and keeps the data section.
+  void RewriteHeaderText(const std::function<void(std::string&)>& edit) {
     std::vector<uint8_t> bytes = ReadAll(model_);
     uint64_t len = 0;
     for (int b = 7; b >= 0; --b) len = (len << 8) | bytes[static_cast<size_t>(b)];
-    auto header =
-        nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<long>(len));
-    edit(header);
-    std::string text = header.dump();
+    std::string text(bytes.begin() + 8, bytes.begin() + 8 + static_cast<long>(len));
+    edit(text);
     while (text.size() % 8) text.push_back(' ');
     std::vector<uint8_t> out;
     for (int b = 0; b < 8; ++b) out.push_back(static_cast<uint8_t>(text.size() >> (8 * b)));
     out.insert(out.end(), text.begin(), text.end());
     out.insert(out.end(), bytes.begin() + 8 + static_cast<long>(len), bytes.end());
     WriteAll(model_, out);
+  }
+  // The same through the header's JSON value.
+  void RewriteHeader(const std::function<void(nlohmann::json&)>& edit) {
+    RewriteHeaderText([&](std::string& text) {
+      auto header = nlohmann::json::parse(text);
+      edit(header);
+      text = header.dump();
+    });
   }
 
   // Overwrites element `index` of tensor `name` (I16 or I64) with `value`, in place.
@@ -329,7 +335,19 @@ TEST_F(ArtifactTest, ConfigIsAFolder) {
 TEST_F(ArtifactTest, ModelIsAFifo) {
   fs::remove(model_);
   ASSERT_EQ(::mkfifo(model_.c_str(), 0600), 0);
-  ExpectRefused(model_, "not a regular file");
+  ExpectRefused(model_, "a FIFO, not a regular file");
+}
+
+// /dev/zero never ends and /dev/urandom never repeats: refused before a byte is read.
+TEST_F(ArtifactTest, DevicesInsteadOfFilesAreRefused) {
+  for (const std::string& victim : {config_, model_}) {
+    for (const char* device : {"/dev/zero", "/dev/urandom"}) {
+      WriteSynthArtifact(FindSynthPreset("qwen3-tiny"), 7, dir_);
+      fs::remove(victim);
+      fs::create_symlink(device, victim);
+      ExpectRefused(victim, "a character device, not a regular file");
+    }
+  }
 }
 
 TEST(LittleEndian, DecodesExplicitly) {
@@ -338,6 +356,65 @@ TEST(LittleEndian, DecodesExplicitly) {
   EXPECT_EQ(ReadLeInt(bytes + 2, 2), 1);
   EXPECT_EQ(ReadLeInt(bytes, 8), static_cast<int64_t>(0x800000000001fffeull));
   EXPECT_EQ(ReadLeInt(bytes, 1), -2);
+}
+
+}  // namespace
+}  // namespace dv
+
+namespace dv {
+namespace {
+
+// config.json's own values beside the dimensions: each out of range (or disagreeing with the
+// tensors) is refused, naming the key. The synthetic config has max_pos and rope_frac_bits.
+TEST_F(ArtifactTest, ConfigValuesOutOfRange) {
+  struct Bad {
+    const char* key;
+    nlohmann::json value;
+    std::string problem;
+  };
+  const std::vector<Bad> cases = {
+      {"max_pos", 0, "max_pos = 0 is out of range"},
+      {"max_pos", -1, "max_pos = -1 is out of range"},
+      {"max_pos", 4096, "max_pos = 4096 but the RoPE tables of " + model_ + " have 2048 rows"},
+      {"rope_frac_bits", 13, "rope_frac_bits = 13; the RoPE tables are Q14"},
+      {"weight_bits", 4, "weight_bits = 4; an int artifact holds 8-bit weights"},
+      {"eos_token_id", 1024, "eos_token_id = 1024 is outside the vocabulary (0 to 1023)"},
+      {"eos_token_id", -1, "eos_token_id = -1 is outside the vocabulary"},
+      {"eos_token_id", "2", "key eos_token_id is not an integer"},
+      {"n_layers", 3, "'layers' must be a list of n_layers = 3 entries"},
+      {"n_layers", 0, "a model dimension is out of range"},
+      {"n_kv_heads", int64_t{1} << 40, "a model dimension is out of range"},
+  };
+  for (const Bad& bad : cases) {
+    WriteSynthArtifact(FindSynthPreset("qwen3-tiny"), 7, dir_);
+    auto cfg = nlohmann::json::parse(std::ifstream(config_));
+    cfg[bad.key] = bad.value;
+    std::ofstream(config_) << cfg.dump();
+    SCOPED_TRACE(std::string(bad.key) + " = " + bad.value.dump());
+    ExpectRefused(config_, bad.problem);
+  }
+}
+
+// A key written twice means the last one to nlohmann::json and the first one to other readers:
+// refused in config.json (with its line) and in the safetensors header.
+TEST_F(ArtifactTest, DuplicateKeysAreRefused) {
+  std::string text;
+  {
+    std::ifstream in(config_);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_EQ(text.front(), '{');
+  std::ofstream(config_) << "{\n\"n_layers\": 2,\n" << text.substr(1);
+  ExpectRefused(config_ + ":", "duplicate key \"n_layers\" (first at line 2)");
+
+  WriteSynthArtifact(FindSynthPreset("qwen3-tiny"), 7, dir_);
+  // The first member ("embed.e8": {...}) once more as the last one.
+  RewriteHeaderText([](std::string& header) {
+    const std::string first_member = header.substr(1, header.find("},"));
+    header.resize(header.find_last_not_of(' '));  // drops the closing brace and the padding
+    header += "," + first_member + "}";
+  });
+  ExpectRefused(model_, "ambiguous header: duplicate key");
 }
 
 }  // namespace

@@ -226,7 +226,7 @@ TEST_F(E2E, BadInputGivesOneLineAndExitTwo) {
   const std::string bad = (dir_ / "bad.yaml").string();
   std::ofstream(bad)
       << "name: x\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { "
-         "max_new: 1 }\nconfigurations: [ { name: a, backend: gpu } ]\n";
+         "max_new: 1 }\nconfigurations: [ { name: a, engine: int8, backend: gpu } ]\n";
   Result r = Detverify({"run", "--validate", bad});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "detverify: " + bad +

@@ -210,7 +210,10 @@ TEST(ParseExpect, RejectsMalformedDocumentsWithTheSource) {
       "b0b408ef28584")
       << "hex case is ignored";
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {"not json", "e.json: not JSON"},
+      {"not json", "e.json:1: not JSON"},
+      // Two "logits" would mean the first to one reader and the last to another.
+      {"{" + good + ",\n\"logits\": \"000000000000\"}",
+       "e.json:2: duplicate key \"logits\" (first at line 1)"},
       {"[]", "e.json: an empty list expects nothing"},
       {"42", "e.json: an expectation must be a JSON object"},
       {"{" + good + R"(, "logits_at_512": "x"})", "e.json: unknown key \"logits_at_512\""},

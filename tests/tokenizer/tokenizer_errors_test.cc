@@ -62,6 +62,22 @@ TEST(TokenizerErrorsTest, TruncatedFileIsNotJson) {
   std::filesystem::remove(path);
 }
 
+// A key twice (two "model"s, a vocabulary entry twice) means different tokenizers to different
+// readers: refused, with the line.
+TEST(TokenizerErrorsTest, DuplicateKeysAreRejected) {
+  const std::string text = Valid().dump(1);
+  const std::string doubled_model = "{\n\"model\": {},\n" + text.substr(2);
+  std::string message = LoadError(doubled_model);
+  EXPECT_EQ(message.rfind("bad.json: duplicate key \"model\"", 0), 0u) << message;
+  EXPECT_NE(message.find("(line "), std::string::npos) << message;
+  std::string vocab_twice = Valid().dump();
+  const size_t vocab = vocab_twice.find("\"vocab\":{");
+  ASSERT_NE(vocab, std::string::npos) << vocab_twice;
+  vocab_twice.insert(vocab + 9, "\"ab\":0,");
+  message = LoadError(vocab_twice);
+  EXPECT_NE(message.find("duplicate key \"ab\""), std::string::npos) << message;
+}
+
 TEST(TokenizerErrorsTest, RejectsMalformedDocuments) {
   ExpectRejected(json::array(), "top level must be a JSON object");
   EXPECT_NE(LoadError("{\"model\": "), "");
