@@ -38,6 +38,10 @@ struct BenchOptions {
   std::string engine = "int8";
   std::string dtype;  // float engine: fp32 (default) | bf16
   std::string backend = "cpu";
+  // engine and backend as the enums every comparison uses, set once from the spellings above
+  // (ResolveKinds) before anything else reads the options.
+  EngineKind engine_kind = EngineKind::kInt8;
+  BackendKind backend_kind = BackendKind::kCpu;
   int threads = 0;
   std::string isa;                       // cpu backend: force an ISA level
   std::string prefill = "64,512";        // prompt lengths
@@ -150,7 +154,7 @@ double PrefillSeconds(Model& model, int64_t tokens, uint64_t seed) {
 constexpr int64_t kMaxPrefilledContext = 512;
 
 bool ContextFilled(const BenchOptions& o, int64_t context) {
-  return o.engine == "int8" && context > kMaxPrefilledContext;
+  return o.engine_kind == EngineKind::kInt8 && context > kMaxPrefilledContext;
 }
 
 // Writes `context` slots of seeded random int8 K/V bytes into every (layer, KV head) of `cache`.
@@ -239,7 +243,8 @@ struct BenchPlan {
 // may run on, sorted, without repeats. Empty for "off" and where the table does not apply (the
 // reference backend has one thread; the float engine's threads belong to OpenBLAS).
 std::vector<int> ScalingThreads(const BenchOptions& o) {
-  if (o.scaling == "off" || o.scaling.empty() || o.engine != "int8" || o.backend != "cpu") {
+  if (o.scaling == "off" || o.scaling.empty() || o.engine_kind != EngineKind::kInt8 ||
+      o.backend_kind != BackendKind::kCpu) {
     return {};
   }
   std::vector<int> out;
@@ -267,12 +272,13 @@ BenchPlan CheckOptions(const BenchOptions& o) {
     throw UsageError("--bandwidth-mib must be at least " + std::to_string(kMinProbeMib) +
                      " (the probe must not fit a cache)");
   }
-  if (o.engine == "float") {
-    if (o.backend != "cpu") throw UsageError("the float engine runs on the cpu (OpenBLAS)");
+  if (o.engine_kind == EngineKind::kFloat) {
+    if (o.backend_kind != BackendKind::kCpu)
+      throw UsageError("the float engine runs on the cpu (OpenBLAS)");
     if (!o.isa.empty()) throw UsageError("--isa applies to the int8 engine's cpu backend only");
   } else {
     if (!o.dtype.empty()) throw UsageError("--dtype applies to --engine float");
-    if (o.backend != "cpu" && !o.isa.empty()) {
+    if (o.backend_kind != BackendKind::kCpu && !o.isa.empty()) {
       throw UsageError("--isa applies to the cpu backend only");
     }
   }
@@ -351,7 +357,7 @@ BenchModel LoadIntModel(const BenchOptions& o, BenchRun& run) {
   std::shared_ptr<Artifact> artifact = o.model.Load(&run.source);
   run.sha256 = artifact->sha256();
   std::shared_ptr<Backend> backend;
-  if (o.backend == "cpu") {
+  if (o.backend_kind == BackendKind::kCpu) {
     CpuBackendOptions co;
     co.threads = o.threads;
     if (!o.isa.empty()) co.isa = ParseCpuIsa(o.isa);
@@ -361,14 +367,14 @@ BenchModel LoadIntModel(const BenchOptions& o, BenchRun& run) {
   } else {
     BackendOptions bo;
     bo.threads = o.threads;
-    backend = MakeBackend(o.backend, bo);
+    backend = MakeBackend(o.backend_kind, bo);
   }
   auto model = std::make_shared<IntQwen3>(artifact->weights(), *backend);
   if (run.isa) {
     run.packed_weight_bytes = static_cast<const CpuBackend&>(*backend).packed_weight_bytes();
   }
   run.threads = backend->NumThreads();
-  run.what = o.backend + " backend";
+  run.what = std::string(KindName(o.backend_kind)) + " backend";
   if (run.isa) run.what += " (" + std::string(CpuIsaName(*run.isa)) + ")";
   run.what += ", " + std::to_string(run.threads) + " threads";
   const ModelConfig& c = artifact->weights().config;
@@ -470,7 +476,8 @@ BenchRun Measure(const BenchOptions& o, const BenchPlan& plan, const BenchProgre
   run.peak_reset = ResetPeakRss();
   const auto t_load = Clock::now();
   const int64_t huge_before = os::AnonHugePageBytes();
-  BenchModel bm = o.engine == "float" ? LoadFloatModel(o, run) : LoadIntModel(o, run);
+  BenchModel bm =
+      o.engine_kind == EngineKind::kFloat ? LoadFloatModel(o, run) : LoadIntModel(o, run);
   run.load_s = Seconds(t_load);
   run.weights_in_huge_pages =
       huge_before >= 0 && os::AnonHugePageBytes() >= 0 ? os::AnonHugePageBytes() - huge_before : -1;
@@ -559,8 +566,8 @@ nlohmann::json BenchReport(const BenchOptions& o, const BenchRun& run) {
   doc["device"] = run.device;
   doc["fingerprint"] = run.fingerprint;
   doc["model"] = {{"source", run.source}, {"sha256", run.sha256}};
-  doc["engine"] = o.engine;
-  doc["backend"] = o.backend;
+  doc["engine"] = KindName(o.engine_kind);
+  doc["backend"] = KindName(o.backend_kind);
   doc["threads"] = run.threads;
   if (run.isa) {
     doc["isa"] = std::string(CpuIsaName(*run.isa));
@@ -719,6 +726,12 @@ void RenderSummary(const BenchOptions& o, const BenchRun& run) {
       static_cast<long long>(o.decode_steps), static_cast<long long>(kMaxPrefilledContext));
 }
 
+// The spellings of --engine and --backend as enums, once (CLI11 has checked --engine).
+void ResolveKinds(BenchOptions& o) {
+  o.engine_kind = ParseKind<EngineKind>(o.engine).value_or(EngineKind::kInt8);
+  o.backend_kind = ParseBackendName(o.backend);
+}
+
 // measure -> report -> render.
 void RunBench(const BenchOptions& o, CommandContext& ctx) {
   const BenchPlan plan = CheckOptions(o);
@@ -776,7 +789,10 @@ void SetupBenchCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--bandwidth-mib", opt->bandwidth_mib, "buffer size of the bandwidth probe")
       ->capture_default_str();
   cmd->add_flag("--json", opt->json, "print one JSON document");
-  cmd->callback([opt, &ctx]() { RunBench(*opt, ctx); });
+  cmd->callback([opt, &ctx]() {
+    ResolveKinds(*opt);
+    RunBench(*opt, ctx);
+  });
 }
 
 }  // namespace dv::cli

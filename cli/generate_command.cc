@@ -40,6 +40,10 @@ struct GenerateOptions {
   int64_t max_new = 16;
   std::string backend = "reference";
   bool backend_given = false;
+  // engine and backend as the enums every comparison uses, set once from the spellings above
+  // (ResolveKinds) before anything else reads the options.
+  EngineKind engine_kind = EngineKind::kInt8;
+  BackendKind backend_kind = BackendKind::kReference;
   int threads = 0;
   int64_t batch = 1;
   std::string co_prompts;  // "random"
@@ -90,11 +94,11 @@ void CheckOptions(const GenerateOptions& o) {
   if (o.max_new < 1) throw UsageError("--max-new must be at least 1");
   if (o.split < 0) throw UsageError("--split must be >= 0");
   if (o.position < 0) throw UsageError("--position must be >= 0");
-  if (o.engine != "int8" && o.engine != "float") {
-    throw UsageError("--engine must be int8 or float, not '" + o.engine + "'");
+  if (o.engine_kind == EngineKind::kInt8 && !o.dtype.empty()) {
+    throw UsageError("--dtype applies to --engine float");
   }
-  if (o.engine == "int8" && !o.dtype.empty()) throw UsageError("--dtype applies to --engine float");
-  if (o.engine == "float" && o.backend_given && o.backend != "cpu") {
+  if (o.engine_kind == EngineKind::kFloat && o.backend_given &&
+      o.backend_kind != BackendKind::kCpu) {
     throw UsageError("the float engine runs on the cpu (OpenBLAS); --backend " + o.backend +
                      " applies to --engine int8");
   }
@@ -121,7 +125,7 @@ struct LoadedModel {
 
 LoadedModel LoadModel(const GenerateOptions& o) {
   LoadedModel m;
-  if (o.engine == "float") {
+  if (o.engine_kind == EngineKind::kFloat) {
 #ifdef DV_CLI_ENGINE_ONLY
     throw UsageError("--engine float is not part of detverify-engine");
 #else
@@ -230,7 +234,7 @@ GenerateOutcome RunEngine(const GenerateOptions& o, const GenerateInputs& in, Np
 #endif
   BackendOptions bo;
   bo.threads = o.threads;
-  auto backend = MakeBackend(o.backend, bo);
+  auto backend = MakeBackend(o.backend_kind, bo);
   IntQwen3 model(in.model.artifact->weights(), *backend);
   LogitsCallback on_logits;
   if (dump) {
@@ -339,6 +343,14 @@ void RenderText(const GenerateOptions& o, const GenerateInputs& in, const Genera
   }
 }
 
+// The spellings of --engine and --backend as enums, once, before anything is checked or loaded.
+void ResolveKinds(GenerateOptions& o) {
+  const std::optional<EngineKind> engine = ParseKind<EngineKind>(o.engine);
+  if (!engine) throw UsageError("--engine must be int8 or float, not '" + o.engine + "'");
+  o.engine_kind = *engine;
+  o.backend_kind = ParseBackendName(o.backend);
+}
+
 // options -> inputs -> generate -> render.
 void RunGenerate(const GenerateOptions& o, CommandContext& ctx) {
   CheckOptions(o);
@@ -395,6 +407,7 @@ void SetupGenerateCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_flag("--fingerprint", opt->fingerprint, "--json: include this machine's fingerprint");
   cmd->callback([opt, backend, &ctx]() {
     opt->backend_given = backend->count() > 0;
+    ResolveKinds(*opt);
     RunGenerate(*opt, ctx);
   });
 }

@@ -1,5 +1,6 @@
 #include "reports/html_report.h"
 
+#include "base/run_kinds.h"
 #include "build_info.h"
 #include "reports/divergence_chart.h"
 #include "reports/divergence_rows.h"
@@ -69,8 +70,9 @@ std::string Join(const std::vector<std::string>& items) {
 }
 
 std::string StatusClass(const std::string& status) {
-  if (status == "ok") return "status-ok";
-  if (status == "skipped") return "status-skipped";
+  const std::optional<RunStatus> kind = ParseKind<RunStatus>(status);
+  if (kind == RunStatus::kOk) return "status-ok";
+  if (kind == RunStatus::kSkipped) return "status-skipped";
   return "status-bad";
 }
 

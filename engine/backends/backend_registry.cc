@@ -80,12 +80,16 @@ std::unique_ptr<Backend> MakeBackend(BackendKind kind, const BackendOptions& opt
   return MakeBackend(ResolveBackend(kind, options));
 }
 
-std::unique_ptr<Backend> MakeBackend(const std::string& name, const BackendOptions& options) {
+BackendKind ParseBackendName(const std::string& name) {
   const std::optional<BackendKind> kind = ParseKind<BackendKind>(name);
   if (!kind) {
     throw BackendError("unknown backend '" + name + "' (available: " + AvailableList() + ")");
   }
-  return MakeBackend(*kind, options);
+  return *kind;
+}
+
+std::unique_ptr<Backend> MakeBackend(const std::string& name, const BackendOptions& options) {
+  return MakeBackend(ParseBackendName(name), options);
 }
 
 }  // namespace dv

@@ -34,6 +34,8 @@ int DefaultBackendThreads(BackendKind kind);
 std::unique_ptr<Backend> MakeBackend(const ResolvedBackend& resolved);
 std::unique_ptr<Backend> MakeBackend(BackendKind kind, const BackendOptions& options = {});
 // By name ("reference", "cpu", "cuda"); an unknown name is a BackendError.
+// The backend a user's spelling names; BackendError naming the available ones otherwise.
+BackendKind ParseBackendName(const std::string& name);
 std::unique_ptr<Backend> MakeBackend(const std::string& name, const BackendOptions& options = {});
 
 std::vector<std::string> AvailableBackends();
