@@ -39,5 +39,6 @@ void SetupGateCommand(CLI::App& app, CommandContext& ctx);
 void SetupAttestCommand(CLI::App& app, CommandContext& ctx);
 void SetupTokenizeCommand(CLI::App& app, CommandContext& ctx);
 void SetupGgufInfoCommand(CLI::App& app, CommandContext& ctx);
+void SetupPrepareCommand(CLI::App& app, CommandContext& ctx);
 
 }  // namespace dv::cli
