@@ -13,19 +13,19 @@ constexpr int64_t kPanel = 8;  // output columns per packed panel
 constexpr int64_t kRows = 4;   // output rows per micro-kernel call
 
 // acc[r][c] = sum over k < kend of x[r][k] * panel[k][c], k increasing from +0.
-template <int64_t R>
+template <size_t R>
 void MicroKernel(const double* x, int64_t ldx, const double* panel, int64_t kend, double* y,
                  int64_t ldy, int64_t cols) {
   double acc[R][kPanel] = {};
   for (int64_t k = 0; k < kend; ++k) {
     const double* wk = panel + k * kPanel;
-    for (int64_t r = 0; r < R; ++r) {
-      const double xv = x[r * ldx + k];
+    for (size_t r = 0; r < R; ++r) {
+      const double xv = x[static_cast<int64_t>(r) * ldx + k];
       for (int64_t c = 0; c < kPanel; ++c) acc[r][c] += xv * wk[c];
     }
   }
-  for (int64_t r = 0; r < R; ++r) {
-    for (int64_t c = 0; c < cols; ++c) y[r * ldy + c] = acc[r][c];
+  for (size_t r = 0; r < R; ++r) {
+    for (int64_t c = 0; c < cols; ++c) y[static_cast<int64_t>(r) * ldy + c] = acc[r][c];
   }
 }
 
