@@ -1,5 +1,6 @@
 #include "prepare/calibration_set.h"
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "engine/artifact.h"
@@ -53,8 +54,13 @@ int64_t CalibrationSet::tokens() const {
   return n;
 }
 
+std::string CalibrationSet::SourceName() const {
+  if (kind == "builtin") return source;
+  return std::filesystem::path(source).filename().string();
+}
+
 std::string CalibrationSet::Describe() const {
-  return kind + " " + source + " (" + std::to_string(samples()) + " x " +
+  return kind + " " + SourceName() + " (" + std::to_string(samples()) + " x " +
          std::to_string(max_len()) + " tokens, sha256 " + sha256.substr(0, 16) + ")";
 }
 

@@ -17,13 +17,16 @@ namespace dv {
 struct CalibrationSet {
   std::vector<std::vector<int32_t>> sequences;
   std::string kind;    // "ids", "text", "builtin"
-  std::string source;  // the file, or "builtin:<seed>"
+  std::string source;  // the file as given, or "builtin:<seed>"
   std::string sha256;  // of the source file; for builtin, of the ids (int32 little-endian)
 
   int64_t samples() const { return static_cast<int64_t>(sequences.size()); }
   int64_t max_len() const;
   int64_t tokens() const;
-  // "ids calib_ids.json (16 x 64 tokens, sha256 3f0c...)": one line for logs and the artifact.
+  // The source without its folder ("calib_ids.json", "builtin:0"): what the artifact records,
+  // so that the same calibration gives the same config.json wherever its file lies.
+  std::string SourceName() const;
+  // "ids calib_ids.json (16 x 64 tokens, sha256 3f0c...)": one line for logs and metadata.
   std::string Describe() const;
 };
 

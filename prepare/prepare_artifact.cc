@@ -96,17 +96,27 @@ PrepareResult PrepareArtifact(const FloatCheckpoint& checkpoint, const PrepareOp
   // ---- statistics ----
   const auto t0 = std::chrono::steady_clock::now();
   CalibStats stats;
-  std::string calibration_text;
+  nlohmann::ordered_json calibration = nlohmann::ordered_json::object();
   if (options.stats) {
     stats = *options.stats;
-    calibration_text = "statistics " + (options.stats_source.empty() ? std::string("given")
-                                                                      : options.stats_source);
+    calibration["kind"] = "statistics";
+    if (!options.stats_source.empty()) {
+      calibration["source"] = fs::path(options.stats_source).filename().string();
+      calibration["sha256"] = Sha256FileHex(options.stats_source);
+    }
+    if (!stats.calibration.empty()) calibration["statistics_of"] = stats.calibration;
   } else {
+    const CalibrationSet& set = *options.calibration;
+    calibration["kind"] = set.kind;
+    calibration["source"] = set.SourceName();
+    calibration["sha256"] = set.sha256;
+    calibration["samples"] = set.samples();
+    calibration["len"] = set.max_len();
+    calibration["forward"] = "float64, fixed summation order, IEEE + - * / sqrt only";
     CalibForwardOptions fo;
     fo.threads = options.threads;
     fo.progress = options.progress;
-    stats = CollectCalibStats(checkpoint, *options.calibration, fo);
-    calibration_text = options.calibration->Describe();
+    stats = CollectCalibStats(checkpoint, set, fo);
   }
   result.calibration_seconds = Seconds(t0);
   if (!options.save_stats_path.empty()) SaveCalibStats(stats, options.save_stats_path);
@@ -120,16 +130,16 @@ PrepareResult PrepareArtifact(const FloatCheckpoint& checkpoint, const PrepareOp
   if (!ro.progress) ro.progress = options.progress;
   QuantizedModel q = QuantizeCheckpoint(checkpoint, stats, ro);
   result.rope_sensitive_entries = q.rope_sensitive_entries;
-  // Provenance, after DetLLM's keys (its loader reads only its own).
-  q.config["rope_theta"] = c.rope_theta;
+  // Provenance, after DetLLM's keys (its loader reads only its own). Nothing here depends on
+  // where the files lie, so the same inputs give the same config.json on every machine.
   nlohmann::ordered_json prov;
   prov["tool"] = "detverify prepare";
   prov["recipe"] = "DetLLM prepare.py (detllm-v1)";
   prov["family"] = ModelFamilyName(c.family);
   prov["checkpoint_sha256"] = checkpoint.ContentSha256();
-  prov["calibration"] = calibration_text;
-  prov["calibration_forward"] = "float64, fixed summation order, IEEE + - * / sqrt only";
-  prov["tied_head"] = c.tie_word_embeddings;
+  prov["head"] = c.tie_word_embeddings ? "tied embedding" : "lm_head.weight";
+  prov["rope_theta"] = c.rope_theta;
+  prov["calibration"] = calibration;
   prov["rope_sensitive_entries"] = q.rope_sensitive_entries;
   q.config["prepare"] = prov;
   const std::string config_text = ArtifactConfigText(q.config);
