@@ -109,7 +109,8 @@ class Calibrator {
  public:
   Calibrator(const FloatCheckpoint& ckpt, const CalibrationSet& set,
              const CalibForwardOptions& opt)
-      : ckpt_(ckpt), c_(ckpt.config()), set_(set), opt_(opt) {
+      : ckpt_(ckpt), c_(ckpt.config()), set_(set), opt_(opt),
+        isa_(opt.isa ? *opt.isa : GemmIsaFromEnvironment()) {
     const int64_t L = c_.n_layers, KV = c_.n_kv_heads, d = c_.head_dim;
     k_max_.assign(Sz(L * KV * d), 0.0);
     q_max_.assign(Sz(L * KV * d), 0.0);
@@ -160,6 +161,13 @@ class Calibrator {
     throw ArtifactError(ckpt_.source() + ": the float64 calibration forward overflows at layer " +
                         std::to_string(layer) + " (" + where + ", calibration sequence " +
                         std::to_string(seq) + ")");
+  }
+
+  GemmRun Run(int threads) const {
+    GemmRun r;
+    r.threads = threads;
+    r.isa = isa_;
+    return r;
   }
 
   // x^ = h / rms(h) per row; returns false if a row's sum of squares is not finite.
@@ -227,7 +235,7 @@ class Calibrator {
       for (int64_t i = 0; i < H; ++i) a[Sz(t * H + i)] = xhat[Sz(t * H + i)] * w.g_in[Sz(i)];
     }
     std::vector<double> qkv(Sz(T * qkvd));
-    GemmFixedOrder(a.data(), w.wqkv.data(), qkv.data(), {T, H, qkvd, 0, 0, 0}, threads);
+    GemmFixedOrder(a.data(), w.wqkv.data(), qkv.data(), {T, H, qkvd, 0, 0, 0}, Run(threads));
     AddBias(qkv, T, w.bqkv);
     double* vmax = v_max_.data() + l * KV;
     for (int64_t t = 0; t < T; ++t) {
@@ -266,8 +274,10 @@ class Calibrator {
     RunParallel(threads, Q, [&](int64_t hq) {
       const int64_t kv = hq / group;
       std::vector<double> p(Sz(T * T));
-      GemmFixedOrder(qkv.data() + hq * d, kt.data() + kv * d * T, p.data(),
-                     {T, d, T, qkvd, T, T}, 1, /*causal_columns=*/true);
+      GemmRun scores = Run(1);
+      scores.causal_columns = true;
+      GemmFixedOrder(qkv.data() + hq * d, kt.data() + kv * d * T, p.data(), {T, d, T, qkvd, T, T},
+                     scores);
       for (int64_t i = 0; i < T; ++i) {
         double* row = p.data() + i * T;
         double m = row[0] * scale;
@@ -283,12 +293,14 @@ class Calibrator {
         for (int64_t j = 0; j <= i; ++j) row[j] = row[j] / sum;
         for (int64_t j = i + 1; j < T; ++j) row[j] = 0.0;
       }
+      GemmRun context = Run(1);
+      context.causal_terms = true;
       GemmFixedOrder(p.data(), qkv.data() + qd + kvd + kv * d, attn.data() + hq * d,
-                     {T, T, d, T, qkvd, qd}, 1, false, /*causal_terms=*/true);
+                     {T, T, d, T, qkvd, qd}, context);
     });
     for (int64_t t = 0; t < T; ++t) RecordAbsMax(attn.data() + t * qd, qd, o_in_.data() + l * qd);
     std::vector<double> delta(Sz(T * H));
-    GemmFixedOrder(attn.data(), w.wo.data(), delta.data(), {T, qd, H, 0, 0, 0}, threads);
+    GemmFixedOrder(attn.data(), w.wo.data(), delta.data(), {T, qd, H, 0, 0, 0}, Run(threads));
     AddBias(delta, T, w.bo);
     for (size_t i = 0; i < h.size(); ++i) h[i] = h[i] + delta[i];
 
@@ -299,7 +311,7 @@ class Calibrator {
       for (int64_t i = 0; i < H; ++i) a[Sz(t * H + i)] = xhat[Sz(t * H + i)] * w.g_post[Sz(i)];
     }
     std::vector<double> gu(Sz(T * 2 * I)), y(Sz(T * I));
-    GemmFixedOrder(a.data(), w.wgu.data(), gu.data(), {T, H, 2 * I, 0, 0, 0}, threads);
+    GemmFixedOrder(a.data(), w.wgu.data(), gu.data(), {T, H, 2 * I, 0, 0, 0}, Run(threads));
     AddBias(gu, T, w.bgu);
     for (int64_t t = 0; t < T; ++t) {
       for (int64_t i = 0; i < I; ++i) {
@@ -308,7 +320,7 @@ class Calibrator {
       }
       RecordAbsMax(y.data() + t * I, I, down_in_.data() + l * I);
     }
-    GemmFixedOrder(y.data(), w.wd.data(), delta.data(), {T, I, H, 0, 0, 0}, threads);
+    GemmFixedOrder(y.data(), w.wd.data(), delta.data(), {T, I, H, 0, 0, 0}, Run(threads));
     AddBias(delta, T, w.bd);
     for (size_t i = 0; i < h.size(); ++i) h[i] = h[i] + delta[i];
   }
@@ -337,6 +349,7 @@ class Calibrator {
   const CalibForwardOptions& opt_;
   std::vector<double> k_max_, q_max_, v_max_, attn_in_, mlp_in_, down_in_, o_in_;
   std::vector<double> inv_freq_, cos_, sin_;  // [d/2], [T, d/2]
+  GemmIsa isa_;
 };
 
 }  // namespace

@@ -21,10 +21,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 #include "checkpoint/float_checkpoint.h"
 #include "prepare/calib_stats.h"
 #include "prepare/calibration_set.h"
+#include "prepare/fixed_order_gemm.h"
 
 namespace dv {
 
@@ -33,6 +35,9 @@ using ProgressFn = std::function<void(const char* phase, int64_t done, int64_t t
 
 struct CalibForwardOptions {
   int threads = 1;  // >= 1; the result does not depend on it
+  // The GEMM kernel's instruction set (prepare/fixed_order_gemm.h); the result does not depend
+  // on it. Unset: GemmIsaFromEnvironment().
+  std::optional<GemmIsa> isa;
   ProgressFn progress;
 };
 

@@ -202,10 +202,11 @@ void CosSinReduced(DD r, DD& c, DD& s) {
 double RoundHalfEven(double x) {
   // Adding and subtracting 2^52 rounds |x| < 2^52 to an integer in the current rounding mode
   // (to nearest, ties to even); larger magnitudes are integers already.
-  const double a = x < 0 ? -x : x;
+  const bool negative = (std::bit_cast<uint64_t>(x) >> 63) != 0;  // -0.0 too
+  const double a = negative ? -x : x;
   if (!(a < kTwo52)) return x;  // also NaN
   const double r = (a + kTwo52) - kTwo52;
-  return x < 0 ? -r : r;
+  return negative ? -r : r;
 }
 
 double Floor(double x) {
@@ -234,25 +235,27 @@ double Exp(double x) {
   if (x > 709.782712893384) return std::numeric_limits<double>::infinity();
   if (x < -745.2) return 0.0;
   const double n = RoundHalfEven(x * kLog2e);
-  const double r = (x - n * kLn2Head) - n * kLn2Rest;  // |r| <= 0.3466
-  // e^r by its Taylor polynomial to r^13 (remainder below 2^-57), Horner from the top.
-  constexpr double c[14] = {1.0,
-                            1.0,
-                            0.5,
-                            1.0 / 6.0,
-                            1.0 / 24.0,
-                            1.0 / 120.0,
-                            1.0 / 720.0,
-                            1.0 / 5040.0,
-                            1.0 / 40320.0,
-                            1.0 / 362880.0,
-                            1.0 / 3628800.0,
-                            1.0 / 39916800.0,
-                            1.0 / 479001600.0,
-                            1.0 / 6227020800.0};
-  double p = c[13];
-  for (int k = 12; k >= 0; --k) p = p * r + c[k];
-  return ScaleByPowerOf2(p, static_cast<int64_t>(n));
+  // r = x - n ln2 as r_hi + r_lo: n * kLn2Head is exact (21-bit head, |n| < 2^11) and so is the
+  // subtraction (Sterbenz); n * kLn2Rest is split exactly by TwoProd.
+  const double a = x - n * kLn2Head;
+  const DD nr = TwoProd(n, kLn2Rest);
+  const double r_hi = a - nr.hi;
+  const double r_lo = ((a - r_hi) - nr.hi) - nr.lo;  // |r_hi| <= 0.3466
+  // e^r = 1 + r + r^2/2 + r^3/6 + r^4 (1/24 + r/120 + ... + r^12/16!), the Taylor remainder
+  // |r|^17/17! below 2^-74. 1 + r_hi + r_hi^2/2 + r_hi^3/6 is summed in double-double (the
+  // products exact by TwoProd); what is left -- the quartic part (<= 6e-4), r_lo's effect
+  // e^(r_hi) (e^(r_lo) - 1) ~ r_lo e^(r_hi), the square's low half -- is small enough that its
+  // roundings stay near 2^-60 of the result.
+  double q = 1.0 / 355687428096000.0;  // 1/16!
+  for (int k = 15; k >= 4; --k) q = q * r_hi + InvFactorials().inv[k].hi;
+  const DD sq = TwoProd(r_hi, r_hi);
+  const DD cube = Div(TwoProd(sq.hi, r_hi), 6.0);
+  DD sum = TwoSum(1.0, r_hi);
+  sum = Add(sum, sq.hi * 0.5);
+  sum = Add(sum, cube);
+  const double small = (r_lo * sum.hi + sq.lo * (0.5 + r_hi / 6.0)) + (sq.hi * sq.hi) * q;
+  const double e = sum.hi + (sum.lo + small);
+  return ScaleByPowerOf2(e, static_cast<int64_t>(n));
 }
 
 void CosSinDoubleDouble(double x, double& cos_hi, double& cos_lo, double& sin_hi,
@@ -295,15 +298,20 @@ double Ulp(double x) {
   return std::bit_cast<double>(uint64_t{1} << (e - 1));  // a subnormal ulp, 2^(e - 1075)
 }
 
-double Pow(double x, double y) {
-  // torch's pow(tensor, scalar) evaluates these exponents without pow (ATen PowKernel.cpp);
-  // DetLLM's alpha 0.5 smoothing goes through the sqrt.
+double PowTensorScalar(double x, double y) {
+  // torch's pow(tensor, scalar) evaluates these exponents without pow (ATen's
+  // pow_tensor_scalar_optimized_kernel); DetLLM's alpha 0.5 smoothing goes through the sqrt.
   if (y == 0.5) return Sqrt(x);
+  if (y == -0.5) return 1.0 / Sqrt(x);
   if (y == 2.0) return x * x;
   if (y == 3.0) return x * x * x;
   if (y == -1.0) return 1.0 / x;
   if (y == -2.0) return 1.0 / (x * x);
-  if (y == 1.0) return x;
+  return Pow(x, y);
+}
+
+double Pow(double x, double y) {
+  if (y == 1.0) return x;  // exact cases
   if (y == 0.0) return 1.0;
   const DD z = Mul(LogDD(x), y);
   if (z.hi > 709.0 || z.hi < -744.0) return Exp(z.hi);  // overflow or (sub)underflow region

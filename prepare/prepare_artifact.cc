@@ -115,6 +115,7 @@ PrepareResult PrepareArtifact(const FloatCheckpoint& checkpoint, const PrepareOp
     calibration["forward"] = "float64, fixed summation order, IEEE + - * / sqrt only";
     CalibForwardOptions fo;
     fo.threads = options.threads;
+    fo.isa = options.isa;
     fo.progress = options.progress;
     stats = CollectCalibStats(checkpoint, set, fo);
   }

@@ -297,11 +297,11 @@ class Quantizer {
         for (int64_t j = 0; j < n; ++j) wmax[Sz(j)] = std::max(wmax[Sz(j)], local[Sz(j)]);
       });
     }
-    // pow(x, 0.5) is torch's sqrt for both exponents of alpha = 0.5.
+    // tensor.pow(0.5) is torch's sqrt, for both exponents of alpha = 0.5.
     std::vector<double> s(Sz(n));
     for (int64_t j = 0; j < n; ++j) {
-      s[Sz(j)] = pmath::Pow(std::max(act_max[Sz(j)], 1e-5), 0.5) /
-                 pmath::Pow(std::max(wmax[Sz(j)], 1e-5), 1.0 - 0.5);
+      s[Sz(j)] = pmath::PowTensorScalar(std::max(act_max[Sz(j)], 1e-5), 0.5) /
+                 pmath::PowTensorScalar(std::max(wmax[Sz(j)], 1e-5), 1.0 - 0.5);
     }
     std::vector<double> sorted = s;
     std::sort(sorted.begin(), sorted.end());
@@ -368,8 +368,8 @@ class Quantizer {
     for (int64_t j = 0; j < KV * d; ++j) {
       kc[Sz(j)] = std::max(kmax[Sz(j)], 1e-6);
       const double qc = std::max(qmax[Sz(j)], 1e-6);
-      c[Sz(j)] = std::clamp(pmath::Pow(kc[Sz(j)], opt_.qk_alpha) /
-                                pmath::Pow(qc, 1.0 - opt_.qk_alpha),
+      c[Sz(j)] = std::clamp(pmath::PowTensorScalar(kc[Sz(j)], opt_.qk_alpha) /
+                                pmath::PowTensorScalar(qc, 1.0 - opt_.qk_alpha),
                             1.0 / 64.0, 64.0);
     }
     const int64_t qs_k = 13 - pmath::FloorLog2(*std::max_element(c.begin(), c.end()));
