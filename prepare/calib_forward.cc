@@ -3,7 +3,9 @@
 #include "prepare/calib_forward.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
+#include <limits>
 #include <span>
 #include <thread>
 #include <vector>
@@ -327,16 +329,28 @@ class Calibrator {
 
   CalibStats Stats() const {
     CalibStats st = CalibStats::ZerosFor(c_);
-    auto narrow = [](const std::vector<double>& from, std::vector<float>& to) {
-      for (size_t i = 0; i < from.size(); ++i) to[i] = static_cast<float>(from[i]);
+    // The statistics are float32 (DetLLM's form); a maximum beyond float32's range would become
+    // an infinity the recipe cannot use.
+    auto narrow = [&](const char* name, const std::vector<double>& from, std::vector<float>& to) {
+      const size_t per_layer = from.size() / static_cast<size_t>(c_.n_layers);
+      for (size_t i = 0; i < from.size(); ++i) {
+        to[i] = static_cast<float>(from[i]);
+        if (!(to[i] <= std::numeric_limits<float>::max())) {
+          char value[32];
+          std::snprintf(value, sizeof value, "%.3g", from[i]);
+          throw ArtifactError(ckpt_.source() + ": the calibration maximum " + name + " of layer " +
+                              std::to_string(i / per_layer) + " lies beyond float32's range (" +
+                              value + ")");
+        }
+      }
     };
-    narrow(k_max_, st.k_chan_max);
-    narrow(q_max_, st.q_chan_max);
-    narrow(v_max_, st.v_max);
-    narrow(attn_in_, st.attn_in_max);
-    narrow(mlp_in_, st.mlp_in_max);
-    narrow(down_in_, st.down_in_max);
-    narrow(o_in_, st.o_in_max);
+    narrow("k_chan_max", k_max_, st.k_chan_max);
+    narrow("q_chan_max", q_max_, st.q_chan_max);
+    narrow("v_max", v_max_, st.v_max);
+    narrow("attn_in_max", attn_in_, st.attn_in_max);
+    narrow("mlp_in_max", mlp_in_, st.mlp_in_max);
+    narrow("down_in_max", down_in_, st.down_in_max);
+    narrow("o_in_max", o_in_, st.o_in_max);
     st.calib_samples = set_.samples();
     st.calib_len = set_.max_len();
     st.calibration = set_.Describe();

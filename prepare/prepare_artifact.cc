@@ -96,6 +96,7 @@ PrepareResult PrepareArtifact(const FloatCheckpoint& checkpoint, const PrepareOp
   // ---- statistics ----
   const auto t0 = std::chrono::steady_clock::now();
   CalibStats stats;
+  RecipeOptions recipe = options.recipe;
   nlohmann::ordered_json calibration = nlohmann::ordered_json::object();
   if (options.stats) {
     stats = *options.stats;
@@ -113,6 +114,9 @@ PrepareResult PrepareArtifact(const FloatCheckpoint& checkpoint, const PrepareOp
     calibration["samples"] = set.samples();
     calibration["len"] = set.max_len();
     calibration["forward"] = "float64, fixed summation order, IEEE + - * / sqrt only";
+    // config.json's calib_samples / calib_len (DetLLM's record of its calibration) are the set's.
+    recipe.calib_samples = set.samples();
+    recipe.calib_len = set.max_len();
     CalibForwardOptions fo;
     fo.threads = options.threads;
     fo.isa = options.isa;
@@ -124,7 +128,7 @@ PrepareResult PrepareArtifact(const FloatCheckpoint& checkpoint, const PrepareOp
 
   // ---- quantization ----
   const auto t1 = std::chrono::steady_clock::now();
-  RecipeOptions ro = options.recipe;
+  RecipeOptions ro = recipe;
   if (ro.model_id.empty()) ro.model_id = fs::path(checkpoint.source()).lexically_normal().filename().string();
   if (ro.model_id.empty()) ro.model_id = checkpoint.source();
   ro.threads = options.threads;
