@@ -92,9 +92,11 @@ void RunPrepare(const PrepareCliOptions& o, CommandContext& ctx) {
     } else {
       set = BuiltinCalibration(c.vocab, o.calib_samples > 0 ? o.calib_samples : kBuiltinCalibSamples,
                                o.calib_len > 0 ? o.calib_len : kBuiltinCalibLen);
-      progress.Note("detverify: no --calib given: calibrating on the built-in random token ids (" +
-                    std::to_string(set.samples()) + " x " + std::to_string(set.max_len()) +
-                    "); a trained model should be calibrated on text (--calib FILE)");
+      std::fprintf(stderr,
+                   "detverify: warning: no --calib or --calib-ids given: calibrating on the "
+                   "built-in random token ids (%lld x %lld); a trained model should be calibrated "
+                   "on text (--calib FILE)\n",
+                   static_cast<long long>(set.samples()), static_cast<long long>(set.max_len()));
     }
     p.recipe.calib_samples = set.samples();
     p.recipe.calib_len = set.max_len();

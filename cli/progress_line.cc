@@ -65,6 +65,7 @@ void ProgressLine::Update(const std::string& phase, int64_t done, int64_t total)
 }
 
 void ProgressLine::Note(const std::string& line) {
+  if (!enabled_) return;
   if (tty_ && open_) {
     std::fprintf(out_, "\n");
     open_ = false;

@@ -16,7 +16,8 @@ class ProgressLine {
   ~ProgressLine();
   // `done` of `total` units of `phase` finished (a new phase name starts a new line).
   void Update(const std::string& phase, int64_t done, int64_t total);
-  // Ends the current line (if any) and prints `line` on its own.
+  // Ends the current line (if any) and prints `line` on its own (nothing when disabled: notes
+  // are part of the progress display; warnings go to stderr directly).
   void Note(const std::string& line);
   void Finish();
 

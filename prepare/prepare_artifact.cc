@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
@@ -163,6 +164,11 @@ PrepareResult PrepareArtifact(const FloatCheckpoint& checkpoint, const PrepareOp
   if (options.progress) options.progress("writing", 0, 1);
   WriteSafetensorsPythonLayout(tmp.path() + "/model.safetensors", std::move(entries));
   q.tensors.clear();
+  // Test-only fault injection (as the harness's): DETVERIFY_FAULT containing crash:prepare
+  // kills the process here, half-way through writing the folder (tests/prepare_cli).
+  if (const char* f = std::getenv("DETVERIFY_FAULT")) {
+    if ((std::string(",") + f + ",").find(",crash:prepare,") != std::string::npos) std::abort();
+  }
   WriteFileAtomic(tmp.path() + "/config.json",
                   {reinterpret_cast<const uint8_t*>(config_text.data()), config_text.size()});
   if (!options.tokenizer_json.empty()) {
