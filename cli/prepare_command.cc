@@ -79,11 +79,6 @@ void RunPrepare(const PrepareCliOptions& o, CommandContext& ctx) {
       std::string tok_path = o.tokenizer;
       if (tok_path.empty()) tok_path = Exists(own_tokenizer) ? own_tokenizer : tok::DefaultTokenizerPath();
       const tok::Tokenizer tokenizer = tok::Tokenizer::FromFile(tok_path);
-      if (tokenizer.VocabSize() > c.vocab) {
-        throw UsageError(tok_path + ": its " + std::to_string(tokenizer.VocabSize()) +
-                         " tokens exceed the checkpoint's vocabulary of " +
-                         std::to_string(c.vocab) + " (pass --tokenizer FILE)");
-      }
       progress.Note("detverify: tokenizing " + o.calib_text + " with " + tok_path);
       set = TokenizeCalibrationText(o.calib_text, tokenizer,
                                     o.calib_samples > 0 ? o.calib_samples : 48,

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -86,6 +87,14 @@ PrepareResult PrepareArtifact(const FloatCheckpoint& checkpoint, const PrepareOp
   std::error_code ec;
   if (fs::exists(fs::symlink_status(out, ec)) && !options.force) {
     throw ArtifactError(out.string() + ": exists (pass --force to replace it)");
+  }
+  // --force must never delete the checkpoint (or a folder holding it).
+  const fs::path source = fs::weakly_canonical(checkpoint.source(), ec);
+  const fs::path target = fs::weakly_canonical(out, ec);
+  const auto [a, b] = std::mismatch(target.begin(), target.end(), source.begin(), source.end());
+  if (a == target.end()) {
+    throw ArtifactError(out.string() + ": is (or holds) the checkpoint " + checkpoint.source() +
+                        "; choose another --out");
   }
   const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
   if (!fs::is_directory(parent, ec)) {
