@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "cli/command.h"
-#include "engine/artifact.h"
+#include "base/sha256.h"
 #include "engine/safetensors.h"
 #include "tokenizer/tokenizer.h"
 

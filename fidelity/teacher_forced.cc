@@ -11,7 +11,7 @@ void IntTeacherForced(
   const int64_t T = static_cast<int64_t>(ids.size()), V = model.config().vocab;
   if (T == 0) return;
   chunk = std::max<int64_t>(1, std::min(chunk, T));
-  KvCache cache(model.config(), T);
+  KvCache cache(model.config(), T, model.backend());
   std::vector<int32_t> logits(static_cast<size_t>(chunk * V));
   std::vector<int64_t> m(static_cast<size_t>(chunk)), k(static_cast<size_t>(chunk));
   for (int64_t t0 = 0; t0 < T; t0 += chunk) {

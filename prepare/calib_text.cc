@@ -2,7 +2,7 @@
 
 #include <string_view>
 
-#include "engine/artifact.h"
+#include "base/sha256.h"
 #include "engine/safetensors.h"
 
 namespace dv {

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "engine/artifact.h"
+#include "base/sha256.h"
 #include "engine/prng.h"
 #include "engine/safetensors.h"
 

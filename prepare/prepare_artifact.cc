@@ -9,6 +9,8 @@
 #include <fstream>
 #include <system_error>
 
+#include "base/file_io.h"
+#include "base/sha256.h"
 #include "engine/artifact.h"
 #include "engine/safetensors.h"
 #include "prepare/safetensors_writer.h"

@@ -4,7 +4,7 @@
 #include <bit>
 #include <nlohmann/json.hpp>
 
-#include "engine/atomic_file.h"
+#include "base/file_io.h"
 
 namespace dv {
 namespace {

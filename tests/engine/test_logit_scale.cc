@@ -25,7 +25,7 @@ TEST_P(LogitScaleTest, IsDetllmsFinalRowScale) {
   ASSERT_EQ(static_cast<int64_t>(want_m.size()), n);
   for (const auto& [path, backend] : test::EveryExecutionPath()) {
     IntQwen3 model(artifact->weights(), *backend);
-    KvCache cache(model.config(), n), other(model.config(), 3);
+    KvCache cache(model.config(), n, model.backend()), other(model.config(), 3, model.backend());
     std::vector<int32_t> logits(static_cast<size_t>(n * model.config().vocab));
     std::vector<int64_t> m(static_cast<size_t>(n)), k(static_cast<size_t>(n));
     const int32_t ids[3] = {5, 6, 7};

@@ -62,7 +62,7 @@ TEST(Perplexity, IntMatchesTokenByTokenRecomputation) {
   for (const auto& [ctx, stride] : std::vector<std::pair<int64_t, int64_t>>{{64, 64}, {48, 20}}) {
     int64_t scored = 0;
     const long double want = NllByDecodeSteps(ids, ctx, stride, &scored, [&](const auto& win) {
-      KvCache cache(w.config, ctx);
+      KvCache cache(w.config, ctx, model.backend());
       std::vector<std::vector<long double>> out;
       std::vector<int32_t> logits(static_cast<size_t>(V));
       for (int32_t id : win) {
