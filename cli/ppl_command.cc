@@ -72,7 +72,7 @@ void RunPpl(const PplOptions& o, CommandContext& ctx) {
   try {
     windows = static_cast<int64_t>(
         PerplexityWindows(static_cast<int64_t>(text.ids.size()), o.ctx, stride).size());
-  } catch (const std::invalid_argument& e) {
+  } catch (const ExpectedError& e) {
     throw UsageError(input + ": " + e.what());
   }
 

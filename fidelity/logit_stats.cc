@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <stdexcept>
+
+#include "base/check.h"
+#include "base/expected_error.h"
 
 namespace dv {
 namespace {
@@ -74,11 +76,13 @@ void CompareAccumulator::Add(std::span<const double> f, std::span<const int32_t>
                              std::span<const int64_t> head_m, int64_t head_k, int64_t scale_m,
                              int64_t scale_k) {
   const size_t V = f.size();
-  if (int_logits.size() != V || head_m.size() != V || V < 2) {
-    throw std::invalid_argument("CompareAccumulator: logits of different vocabularies");
-  }
+  DV_CHECK(int_logits.size() == V && head_m.size() == V && V >= 2)
+      << "logits of different vocabularies: " << V << ", " << int_logits.size();
   for (double v : f) {
-    if (!std::isfinite(v)) throw std::invalid_argument("the float logits are not finite");
+    if (!std::isfinite(v)) {
+      throw ExpectedError("the float model's logits are not finite at position " +
+                          std::to_string(s_.positions));
+    }
   }
   std::vector<int64_t> key(V);
   for (size_t v = 0; v < V; ++v) key[v] = int64_t{int_logits[v]} * head_m[v];
@@ -126,10 +130,10 @@ void CompareAccumulator::Add(std::span<const double> f, std::span<const int32_t>
 }
 
 std::vector<PerplexityWindow> PerplexityWindows(int64_t tokens, int64_t ctx, int64_t stride) {
-  if (ctx < 2) throw std::invalid_argument("--ctx must be at least 2");
-  if (stride < 1 || stride > ctx) throw std::invalid_argument("--stride must lie in [1, --ctx]");
+  if (ctx < 2) throw ExpectedError("--ctx must be at least 2");
+  if (stride < 1 || stride > ctx) throw ExpectedError("--stride must lie in [1, --ctx]");
   if (tokens < ctx) {
-    throw std::invalid_argument("the text has " + std::to_string(tokens) +
+    throw ExpectedError("the text has " + std::to_string(tokens) +
                                 " tokens, fewer than one window of --ctx " + std::to_string(ctx));
   }
   std::vector<PerplexityWindow> out;
@@ -150,7 +154,7 @@ double PerplexitySummary::ppl() const {
 
 void PerplexityAccumulator::Add(std::span<const double> logits, int32_t next) {
   if (next < 0 || static_cast<size_t>(next) >= logits.size()) {
-    throw std::invalid_argument("PerplexityAccumulator: token outside the vocabulary");
+    throw ExpectedError("PerplexityAccumulator: token outside the vocabulary");
   }
   const std::vector<double> lp = LogSoftmax(logits);
   s_.nll_sum -= lp[static_cast<size_t>(next)];

@@ -60,7 +60,7 @@ class CompareAccumulator {
   explicit CompareAccumulator(std::vector<double> gap_thresholds_sd = {0.0, 0.1, 0.25, 0.5});
 
   // One position: the float model's logits [V] and the integer model's int32 logits [V] with its
-  // row scale. Throws std::invalid_argument when the float logits are not finite.
+  // row scale. Throws ExpectedError when the float logits are not finite.
   void Add(std::span<const float> float_logits, std::span<const int32_t> int_logits,
            std::span<const int64_t> head_m, int64_t head_k, int64_t scale_m, int64_t scale_k);
   void Add(std::span<const double> float_logits, std::span<const int32_t> int_logits,
@@ -81,8 +81,8 @@ struct PerplexityWindow {
   int64_t begin = 0;         // first token of the window
   int64_t first_target = 0;  // first scored position within the window (>= 1)
 };
-// Throws std::invalid_argument when ctx < 2, stride < 1, stride > ctx, or the text is shorter
-// than one window.
+// Throws ExpectedError when ctx < 2, stride < 1, stride > ctx, or the text is shorter than one
+// window.
 std::vector<PerplexityWindow> PerplexityWindows(int64_t tokens, int64_t ctx, int64_t stride);
 
 struct PerplexitySummary {

@@ -1,7 +1,8 @@
 #include "fidelity/teacher_forced.h"
 
 #include <algorithm>
-#include <stdexcept>
+
+#include "base/check.h"
 
 namespace dv {
 
@@ -61,9 +62,8 @@ CompareSummary CompareTeacherForced(IntQwen3& model, const FloatLogitsFn& float_
   std::vector<double> f;
   for (const auto& ids : sequences) {
     float_logits(ids, f);
-    if (static_cast<int64_t>(f.size()) != static_cast<int64_t>(ids.size()) * V) {
-      throw std::invalid_argument("the float model's vocabulary differs from the artifact's");
-    }
+    DV_CHECK(static_cast<int64_t>(f.size()) == static_cast<int64_t>(ids.size()) * V)
+        << "the float model's vocabulary differs from the artifact's";
     IntTeacherForced(model, ids, chunk,
                      [&](int64_t pos, std::span<const int32_t> logits, int64_t m, int64_t k) {
                        acc.Add(std::span<const double>(f.data() + pos * V, static_cast<size_t>(V)),

@@ -47,7 +47,7 @@ CompareSummary CompareTeacherForced(IntQwen3& model, const FloatLogitsFn& float_
                                     const FidelityProgress& progress = nullptr,
                                     int64_t chunk = kTeacherForcedChunk);
 
-// Perplexity of `ids` in windows (PerplexityWindows). Throws std::invalid_argument as it does.
+// Perplexity of `ids` in windows (PerplexityWindows). Throws ExpectedError as it does.
 PerplexitySummary IntPerplexity(IntQwen3& model, std::span<const int32_t> ids, int64_t ctx,
                                 int64_t stride, const FidelityProgress& progress = nullptr,
                                 int64_t chunk = kTeacherForcedChunk);

@@ -3,8 +3,9 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <stdexcept>
 #include <thread>
+
+#include "base/expected_error.h"
 
 namespace dv {
 namespace {
@@ -52,7 +53,7 @@ GemmIsa ParseGemmIsa(const std::string& name) {
   for (GemmIsa isa : {GemmIsa::kBaseline, GemmIsa::kAvx2, GemmIsa::kAvx512}) {
     if (name == GemmIsaName(isa)) return isa;
   }
-  throw std::invalid_argument("unknown level '" + name + "' (known: baseline, avx2, avx512)");
+  throw ExpectedError("unknown level '" + name + "' (known: baseline, avx2, avx512)");
 }
 
 std::vector<GemmIsa> SupportedGemmIsas() {
@@ -69,13 +70,13 @@ GemmIsa GemmIsaFromEnvironment() {
   GemmIsa isa;
   try {
     isa = ParseGemmIsa(env);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string("DETVERIFY_PREPARE_ISA: ") + e.what());
+  } catch (const ExpectedError& e) {
+    throw ExpectedError(std::string("DETVERIFY_PREPARE_ISA: ") + e.what());
   }
   if (!Supported(isa)) {
     std::string have;
     for (GemmIsa s : SupportedGemmIsas()) have += std::string(have.empty() ? "" : ", ") + GemmIsaName(s);
-    throw std::invalid_argument(std::string("DETVERIFY_PREPARE_ISA: this CPU cannot run ") + env +
+    throw ExpectedError(std::string("DETVERIFY_PREPARE_ISA: this CPU cannot run ") + env +
                                 " (it has " + have + ")");
   }
   return isa;

@@ -17,12 +17,12 @@ namespace dv {
 enum class GemmIsa { kBaseline = 0, kAvx2 = 1, kAvx512 = 2 };
 
 const char* GemmIsaName(GemmIsa isa);  // "baseline", "avx2", "avx512"
-// Throws std::invalid_argument naming the known levels.
+// Throws ExpectedError naming the known levels.
 GemmIsa ParseGemmIsa(const std::string& name);
 // The levels this CPU and this build can run, baseline first.
 std::vector<GemmIsa> SupportedGemmIsas();
 // DETVERIFY_PREPARE_ISA when set and non-empty, else the widest supported level. Throws
-// std::invalid_argument for an unknown level or one this CPU lacks.
+// ExpectedError for an unknown level or one this CPU lacks.
 GemmIsa GemmIsaFromEnvironment();
 
 struct GemmShape {

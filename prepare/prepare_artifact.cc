@@ -9,6 +9,7 @@
 #include <fstream>
 #include <system_error>
 
+#include "base/check.h"
 #include "base/file_io.h"
 #include "base/sha256.h"
 #include "engine/artifact.h"
@@ -79,9 +80,8 @@ PrepareResult PrepareArtifact(const FloatCheckpoint& checkpoint, const PrepareOp
   const FloatModelConfig& c = checkpoint.config();
   const std::string why = CheckPreparable(c);
   if (!why.empty()) throw ArtifactError(checkpoint.source() + ": " + why);
-  if (options.stats.has_value() == options.calibration.has_value()) {
-    throw std::invalid_argument("PrepareArtifact: give statistics or a calibration, not both");
-  }
+  DV_CHECK(options.stats.has_value() != options.calibration.has_value())
+      << "PrepareArtifact needs statistics or a calibration, not both";
   const fs::path out = fs::path(options.out_dir).lexically_normal();
   if (out.empty() || out.filename().empty()) {
     throw ArtifactError(options.out_dir + ": not a folder name");

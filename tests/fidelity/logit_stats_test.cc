@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "base/expected_error.h"
+
 namespace dv {
 namespace {
 
@@ -64,7 +66,7 @@ TEST(LogitStats, CompareCountsAgreementContainmentKlAndL2) {
   EXPECT_EQ(s.by_gap[0].positions, 2);
   EXPECT_EQ(s.by_gap[0].top1_agree, 1);
   EXPECT_EQ(s.by_gap[1].positions, 0);
-  EXPECT_THROW(AddPlain(acc, {NAN, 0}, {0, 0}), std::invalid_argument);
+  EXPECT_THROW(AddPlain(acc, {NAN, 0}, {0, 0}), ExpectedError);
 }
 
 TEST(LogitStats, PerplexityWindowsAreDetllmsSegmentsAtStrideCtx) {
@@ -86,9 +88,9 @@ TEST(LogitStats, PerplexityWindowsSlideWithoutScoringATargetTwice) {
   EXPECT_EQ(w[1].first_target, 2);
   EXPECT_EQ(w[2].begin, 4);
   EXPECT_EQ(w[2].first_target, 2);
-  EXPECT_THROW(PerplexityWindows(3, 4, 4), std::invalid_argument);
-  EXPECT_THROW(PerplexityWindows(8, 4, 5), std::invalid_argument);
-  EXPECT_THROW(PerplexityWindows(8, 1, 1), std::invalid_argument);
+  EXPECT_THROW(PerplexityWindows(3, 4, 4), ExpectedError);
+  EXPECT_THROW(PerplexityWindows(8, 4, 5), ExpectedError);
+  EXPECT_THROW(PerplexityWindows(8, 1, 1), ExpectedError);
 }
 
 TEST(LogitStats, PerplexityOfAUniformModelIsTheVocabulary) {
