@@ -40,5 +40,8 @@ void SetupGateCommand(CLI::App& app, CommandContext& ctx);
 void SetupAttestCommand(CLI::App& app, CommandContext& ctx);
 void SetupTokenizeCommand(CLI::App& app, CommandContext& ctx);
 void SetupGgufInfoCommand(CLI::App& app, CommandContext& ctx);
+void SetupPrepareCommand(CLI::App& app, CommandContext& ctx);
+void SetupCompareCommand(CLI::App& app, CommandContext& ctx);
+void SetupPplCommand(CLI::App& app, CommandContext& ctx);
 
 }  // namespace dv::cli

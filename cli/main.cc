@@ -9,6 +9,9 @@ int main(int argc, char** argv) {
   dv::cli::CommandContext ctx;
   dv::cli::SetupGenerateCommand(app, ctx);
   dv::cli::SetupSynthCommand(app, ctx);
+  dv::cli::SetupPrepareCommand(app, ctx);
+  dv::cli::SetupCompareCommand(app, ctx);
+  dv::cli::SetupPplCommand(app, ctx);
   dv::cli::SetupBenchCommand(app, ctx);
   dv::cli::SetupRunCommand(app, ctx);
   dv::cli::SetupRunPlanCommand(app, ctx);

@@ -5,10 +5,8 @@
 
 #include "cli/command.h"
 #include "engine/artifact.h"
-#include "engine/synth.h"
-#ifndef DV_CLI_ENGINE_ONLY
 #include "checkpoint/hf_synth.h"
-#endif
+#include "engine/synth.h"
 
 namespace dv::cli {
 namespace {
@@ -22,14 +20,10 @@ struct SynthOptions {
 
 void RunSynth(const SynthOptions& o, CommandContext& ctx) {
   if (o.format == "hf") {
-#ifdef DV_CLI_ENGINE_ONLY
-    throw UsageError("--format hf is not part of detverify-engine");
-#else
     const HfSynthPreset& preset = FindHfSynthPreset(o.preset);
     std::fprintf(stderr, "synthesizing %s (seed %llu, Hugging Face BF16) into %s\n",
                  preset.name.c_str(), static_cast<unsigned long long>(o.seed), o.out.c_str());
     WriteHfSynthCheckpoint(preset, o.seed, o.out);
-#endif
   } else if (o.format == "int") {
     const SynthPreset& preset = FindSynthPreset(o.preset);
     std::fprintf(stderr, "synthesizing %s (seed %llu) into %s\n", preset.name.c_str(),

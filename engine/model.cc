@@ -263,6 +263,8 @@ void IntQwen3::LmHead(std::span<ForwardRow> rows) {
   int64_t t0 = 0, gathered = 0;
   for (ForwardRow& r : rows) {
     const int8_t* x8 = ws.x8.data() + t0 * c.hidden;
+    if (r.all_scale_m) std::copy_n(ws.xm.data() + t0, r.n_tokens, r.all_scale_m);
+    if (r.all_scale_k) std::copy_n(ws.xk.data() + t0, r.n_tokens, r.all_scale_k);
     if (r.all_logits) {
       backend_.MatmulI8(x8, r.n_tokens, *head_, r.all_logits);
       if (r.last_logits) {

@@ -68,6 +68,11 @@ struct ForwardRow {
   int64_t n_tokens = 0;
   int32_t* last_logits = nullptr;  // [V] logits of the last token, or null
   int32_t* all_logits = nullptr;   // [n_tokens, V] logits of every token, or null
+  // [n_tokens] each: every token's logit row scale (m, k), or null. The logit of token v is then
+  // logits[v] * head_m[v] * m / 2^(k + head.k) (SPEC §5.3, "Final"); the greedy pick drops the
+  // row scale, analyses outside the core (compare, ppl) need it.
+  int64_t* all_scale_m = nullptr;
+  int64_t* all_scale_k = nullptr;
 };
 
 class IntQwen3 {
@@ -78,6 +83,7 @@ class IntQwen3 {
   ~IntQwen3();
 
   const ModelConfig& config() const { return w_.config; }
+  const ModelWeights& weights() const { return w_; }
   Backend& backend() { return backend_; }
 
   // Runs one forward call over several rows (batched: their tokens share every weight GEMM).

@@ -1,0 +1,39 @@
+#include "cli/token_inputs.h"
+
+#include <filesystem>
+#include <string_view>
+
+#include "cli/command.h"
+#include "base/sha256.h"
+#include "engine/safetensors.h"
+#include "tokenizer/tokenizer.h"
+
+namespace dv::cli {
+
+std::string TokenizerFor(const std::string& model_dir, const std::string& fallback) {
+  const std::string own = model_dir + "/tokenizer.json";
+  if (std::filesystem::is_regular_file(own)) return own;
+  return fallback.empty() ? tok::DefaultTokenizerPath() : fallback;
+}
+
+TokenText TokenizeTextFile(const std::string& path, const std::string& tokenizer_json,
+                           int64_t vocab) {
+  const MappedFile file = MappedFile::Open(path);
+  if (file.bytes().size() > (size_t{1} << 30)) throw ArtifactError(path + ": larger than 1 GiB");
+  const tok::Tokenizer tokenizer = tok::Tokenizer::FromFile(tokenizer_json);
+  TokenText t;
+  t.ids = tokenizer.Encode(std::string_view(reinterpret_cast<const char*>(file.bytes().data()),
+                                            file.bytes().size()));
+  for (int32_t id : t.ids) {
+    if (id < 0 || id >= vocab) {
+      throw UsageError(tokenizer_json + ": gives token id " + std::to_string(id) + " for " + path +
+                       ", outside the model's vocabulary of " + std::to_string(vocab) +
+                       " (pass --tokenizer FILE)");
+    }
+  }
+  t.tokenizer = tokenizer_json;
+  t.sha256 = Sha256Hex(file.bytes());
+  return t;
+}
+
+}  // namespace dv::cli

@@ -1,0 +1,27 @@
+// Token sequences for the fidelity verbs (compare, ppl) and prepare: a text file tokenized with
+// the model's tokenizer (its folder's tokenizer.json, else Qwen3's), or a JSON file of token-id
+// lists; every id checked against the model's vocabulary.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dv::cli {
+
+struct TokenText {
+  std::vector<int32_t> ids;
+  std::string tokenizer;  // the tokenizer.json used
+  std::string sha256;     // of the text file
+};
+
+// The tokenizer for a model folder: <model_dir>/tokenizer.json when present, else `fallback`
+// when given, else the default Qwen3 tokenizer. (--tokenizer FILE, when given, is used as is.)
+std::string TokenizerFor(const std::string& model_dir, const std::string& fallback = "");
+
+// The whole text tokenized (nothing added). Throws UsageError for an id outside [0, vocab) (a
+// tokenizer bigger than the model), ArtifactError / TokenizerError for unreadable files.
+TokenText TokenizeTextFile(const std::string& path, const std::string& tokenizer_json,
+                           int64_t vocab);
+
+}  // namespace dv::cli

@@ -1,0 +1,4 @@
+// The fixed-order GEMM kernel for the baseline level (prepare/CMakeLists.txt sets its flags).
+#define DV_GEMM_PANELS GemmPanelsBaseline
+#define DV_GEMM_ROWS 4
+#include "prepare/fixed_order_gemm_kernel.h"
