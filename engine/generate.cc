@@ -82,26 +82,7 @@ std::vector<RowResult> GenerateGreedy(IntQwen3& model,
   batch_rows.reserve(st.size());
   stepped.reserve(st.size());
   for (;;) {
-    batch.clear();
-    batch_rows.clear();
-    for (size_t r = 0; r < st.size(); ++r) {
-      RowState& s = st[r];
-      if (static_cast<int64_t>(results[r].tokens.size()) >= options.max_new) continue;
-      ForwardRow fr;
-      fr.cache = s.cache.get();
-      fr.last_logits = s.logits.data();
-      if (s.fed < prompts[r].size()) {
-        const size_t n = PromptChunk(prompts[r].size(), s.fed, options.split);
-        fr.ids = prompts[r].data() + s.fed;
-        fr.n_tokens = static_cast<int64_t>(n);
-        s.fed += n;
-      } else {
-        fr.ids = &s.next;
-        fr.n_tokens = 1;
-      }
-      batch.push_back(fr);
-      batch_rows.push_back(r);
-    }
+    ScheduleForwardCall(st, prompts, results, options, batch, batch_rows);
     if (batch.empty()) break;
     model.Forward(batch);
     stepped.clear();

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "base/expected_error.h"
-#include "engine/hash_chain.h"
+#include "base/hash_chain.h"
 #include "engine/model.h"
 
 namespace dv {
@@ -40,6 +40,39 @@ using LogitsCallback =
 // How many prompt tokens a row feeds in its next forward call, `fed` of them fed already: the
 // whole rest, or with split P > 0 first P tokens, then one at a time.
 size_t PromptChunk(size_t prompt_size, size_t fed, int64_t split);
+
+// The rows of the next forward call, one schedule for both engines (the integer one here, the
+// float one in float_engine/) so that a path makes the same calls in each: every row short of
+// max_new steps feeds its next prompt chunk (PromptChunk) or, past its prompt, its last greedy
+// pick. `rows[r]` has `cache`, `logits`, `fed` and `next`; ForwardRowT has `cache`,
+// `last_logits`, `ids` and `n_tokens`. Fills `batch` and `batch_rows` (the row of each entry)
+// and advances each row's `fed`; an empty batch means every row is done.
+template <typename ForwardRowT, typename RowStateT>
+void ScheduleForwardCall(std::vector<RowStateT>& rows,
+                         const std::vector<std::vector<int32_t>>& prompts,
+                         const std::vector<RowResult>& results, const GenerationOptions& options,
+                         std::vector<ForwardRowT>& batch, std::vector<size_t>& batch_rows) {
+  batch.clear();
+  batch_rows.clear();
+  for (size_t r = 0; r < rows.size(); ++r) {
+    RowStateT& s = rows[r];
+    if (static_cast<int64_t>(results[r].tokens.size()) >= options.max_new) continue;
+    ForwardRowT fr;
+    fr.cache = s.cache.get();
+    fr.last_logits = s.logits.data();
+    if (s.fed < prompts[r].size()) {
+      const size_t n = PromptChunk(prompts[r].size(), s.fed, options.split);
+      fr.ids = prompts[r].data() + s.fed;
+      fr.n_tokens = static_cast<int64_t>(n);
+      s.fed += n;
+    } else {
+      fr.ids = &s.next;
+      fr.n_tokens = 1;
+    }
+    batch.push_back(fr);
+    batch_rows.push_back(r);
+  }
+}
 
 // What a caller asked of generation that the model cannot do: no steps, an empty prompt, a
 // prompt plus steps beyond the model's RoPE table. An expected failure (it comes from input).

@@ -54,26 +54,7 @@ std::vector<RowResult> GenerateGreedyFloat(FloatQwen3& model,
   std::vector<FloatForwardRow> batch;
   std::vector<size_t> batch_rows;
   for (;;) {
-    batch.clear();
-    batch_rows.clear();
-    for (size_t r = 0; r < st.size(); ++r) {
-      Row& s = st[r];
-      if (static_cast<int64_t>(results[r].tokens.size()) >= options.max_new) continue;
-      FloatForwardRow fr;
-      fr.cache = s.cache.get();
-      fr.last_logits = s.logits.data();
-      if (s.fed < prompts[r].size()) {
-        const size_t n = PromptChunk(prompts[r].size(), s.fed, options.split);
-        fr.ids = prompts[r].data() + s.fed;
-        fr.n_tokens = static_cast<int64_t>(n);
-        s.fed += n;
-      } else {
-        fr.ids = &s.next;
-        fr.n_tokens = 1;
-      }
-      batch.push_back(fr);
-      batch_rows.push_back(r);
-    }
+    ScheduleForwardCall(st, prompts, results, options, batch, batch_rows);
     if (batch.empty()) break;
     model.Forward(batch);
     for (size_t r : batch_rows) {
