@@ -1,4 +1,4 @@
-#include "engine/hash_chain.h"
+#include "base/hash_chain.h"
 
 #include <bit>
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/hash_chain.h"
 #include "db/content_ids.h"
 #include "db/db_error.h"
 #include "db/records.h"
@@ -93,15 +94,12 @@ void ValidateRun(const RunRecord& run) {
     Require(run.engine == EngineKind::kFloat, what, "float logits on an int8 run");
     Require(!run.steps.empty(), what, "float logits on a run without steps");
     Require(run.step0_logits.size() % 4 == 0, what, "float logits not a whole number of float32");
-    // The demo chain's first link (engine/hash_chain.h, docs/SPEC.md §7): the stored logits must
+    // The demo chain's first link (base/hash_chain.h, docs/SPEC.md §7): the stored logits must
     // be the very bytes step 0's logits chain hashed.
     if (!run.steps.empty()) {
-      Sha256 first;
-      const Sha256Digest h0 = first.Update("detllm-demo-v1").Final();
-      Sha256 link;
-      link.Update(h0);
-      link.Update(run.step0_logits);
-      Require(link.FinalHex() == run.steps.front().logits_chain, what,
+      HashChain chain;
+      chain.Update(run.step0_logits);
+      Require(chain.Hex() == run.steps.front().logits_chain, what,
               "float logits that do not hash to step 0's logits_chain");
     }
   }

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/generate.h"
-#include "engine/hash_chain.h"
+#include "base/hash_chain.h"
 #include "float_engine/float_model.h"
 
 namespace dv {

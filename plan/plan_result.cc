@@ -3,7 +3,7 @@
 #include <optional>
 
 #include "base/sha256.h"
-#include "engine/hash_chain.h"
+#include "base/hash_chain.h"
 
 namespace dv::plan {
 

@@ -52,7 +52,7 @@ const std::vector<Component>& LayerTable() {
        {"checkpoint", "gguf", "engine.io", "os", "base"},
        "the float forward (OpenBLAS) of contrast rows and fidelity (float side)",
        // What both engines' generation shares, so a float row is chained exactly as an int8 row.
-       {{"engine.io", {"engine/generate.h", "engine/hash_chain.h"}}}},
+       {{"engine.io", {"engine/generate.h"}}}},
       {"fingerprint", {"os", "base", "build_info"}, "hardware/build fingerprint, machine ids"},
       {"plan",
        {"engine.io", "engine.core", "engine.backends", "float_engine", "checkpoint", "gguf",

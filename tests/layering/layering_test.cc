@@ -115,7 +115,7 @@ TEST(LayeringRules, FindsPlantedUpwardIncludes) {
 TEST(LayeringRules, TheFloatSideUsesNarrowEdges) {
   EXPECT_TRUE(
       CheckFile("float_engine/float_generate.h",
-                "#include \"engine/generate.h\"\n#include \"engine/hash_chain.h\"\n"
+                "#include \"engine/generate.h\"\n#include \"base/hash_chain.h\"\n"
                 "#include \"checkpoint/float_checkpoint.h\"\n#include \"os/huge_pages.h\"\n")
           .empty());
   const std::vector<Violation> v =
@@ -125,7 +125,7 @@ TEST(LayeringRules, TheFloatSideUsesNarrowEdges) {
   ASSERT_EQ(v.size(), 4u);
   EXPECT_EQ(Describe(v[0]),
             "float_engine/float_model.cc:1: float_engine includes \"engine/artifact.h\" of "
-            "engine.io (only engine/generate.h, engine/hash_chain.h)");
+            "engine.io (only engine/generate.h)");
   EXPECT_EQ(v[1].to, "engine.core");
   EXPECT_EQ(v[2].to, "engine.cpu");
   EXPECT_EQ(v[3].to, "harness");

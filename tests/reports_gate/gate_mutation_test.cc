@@ -14,7 +14,7 @@
 
 #include "engine/backends/backend_registry.h"
 #include "engine/generate.h"
-#include "engine/hash_chain.h"
+#include "base/hash_chain.h"
 #include "harness/plan_builder.h"
 #include "harness/scenario.h"
 #include "tests/reports/fleet_fixtures.h"
