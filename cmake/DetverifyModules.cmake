@@ -40,3 +40,31 @@ endfunction()
 add_library(dv_build_info INTERFACE)
 target_include_directories(dv_build_info INTERFACE "${CMAKE_BINARY_DIR}/generated")
 add_dependencies(dv_build_info dv_git_commit)
+
+# dv_check_module_links(dir...): every dv_* library a target in these folders (and below) links
+# must exist in this build. Without the check, a DETVERIFY_MODULES list that leaves out a module
+# something still links (scripts/libcxx_test.sh) fails only at compile time, on a missing header
+# far from the cause; with it, configure names the target, the missing module and the fix.
+function(dv_check_module_links)
+  foreach(dir ${ARGN})
+    get_property(targets DIRECTORY "${dir}" PROPERTY BUILDSYSTEM_TARGETS)
+    get_property(subdirs DIRECTORY "${dir}" PROPERTY SUBDIRECTORIES)
+    foreach(target ${targets})
+      get_target_property(type ${target} TYPE)
+      set(libs "")
+      if(NOT type STREQUAL "INTERFACE_LIBRARY")
+        get_target_property(libs ${target} LINK_LIBRARIES)
+      endif()
+      get_target_property(interface_libs ${target} INTERFACE_LINK_LIBRARIES)
+      foreach(lib ${libs} ${interface_libs})
+        if(lib MATCHES "^dv_" AND NOT TARGET ${lib})
+          message(FATAL_ERROR "${target} links ${lib}, which this build leaves out; add its "
+                              "module to DETVERIFY_MODULES (now: ${DETVERIFY_MODULES})")
+        endif()
+      endforeach()
+    endforeach()
+    if(subdirs)
+      dv_check_module_links(${subdirs})
+    endif()
+  endforeach()
+endfunction()

@@ -16,7 +16,7 @@ for tool in clang++; do
 done
 build=build-libcxx
 start=$(date +%s)
-modules="base;os;engine;checkpoint;float_engine;tokenizer;gguf;fingerprint;plan;db;verdict;reports;attest"
+modules="base;os;engine;checkpoint;float_engine;tokenizer;gguf;fingerprint;plan;db;float_contrast;verdict;reports;attest"
 tests="core;cpu_backend;layering;float_guard;reports_gate"
 CXX=clang++ CC=clang cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release --no-warn-unused-cli \
   -DCMAKE_CXX_FLAGS="-stdlib=libc++" -DCMAKE_EXE_LINKER_FLAGS="-stdlib=libc++ -lc++abi" \
