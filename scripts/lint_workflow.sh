@@ -5,7 +5,7 @@
 # needs references, action inputs) where it is installed. Both come from scripts/install_deps.sh
 # (a virtual environment in ${DETVERIFY_TOOLS:-/opt/detverify-tools}/venv) or the PATH. A checker
 # that is not installed is reported SKIPPED, never passed silently; --require NAME makes its
-# absence an error (.ci/run requires check-jsonschema, which install_deps.sh always installs).
+# absence an error (.ci/run requires check-jsonschema: install_deps.sh --with-workflow-lint).
 # tests/ci_workflow checks what no schema can: the fleet's shape and every detverify command in
 # it against the binary's own options.
 # Exit status: 0 every available checker passed, 1 a checker found a problem, 2 a required checker
@@ -39,11 +39,11 @@ for tool in check-jsonschema actionlint; do
   if [ -z "$path" ]; then
     for r in "${required[@]+"${required[@]}"}"; do
       if [ "$r" = "$tool" ]; then
-        echo "lint_workflow.sh: $tool is required but not installed (scripts/install_deps.sh)" >&2
+        echo "lint_workflow.sh: $tool is required but not installed (scripts/install_deps.sh --with-workflow-lint)" >&2
         exit 2
       fi
     done
-    echo "lint_workflow.sh: $tool SKIPPED (not installed; scripts/install_deps.sh)"
+    echo "lint_workflow.sh: $tool SKIPPED (not installed; scripts/install_deps.sh --with-workflow-lint)"
     continue
   fi
   ran=$((ran + 1))
