@@ -38,22 +38,6 @@ std::unique_ptr<FloatCheckpoint> TiedSynthetic(const test_files::ScratchDir& s,
   return OpenHfCheckpoint(s.File("tied"));
 }
 
-std::vector<std::string> TensorShaDifferences(const std::string& dir, const nlohmann::json& want) {
-  const MappedFile f = MappedFile::Open(dir + "/model.safetensors");
-  std::vector<std::string> out;
-  for (const auto& [name, v] : ParseSafetensors(f.bytes(), dir)) {
-    if (!want.contains(name)) {
-      out.push_back(name + " not in DetLLM's artifact");
-    } else if (Sha256Hex(v.bytes) != want[name].get<std::string>()) {
-      out.push_back(name);
-    }
-  }
-  if (out.empty() && want.size() != ParseSafetensors(f.bytes(), dir).size()) {
-    out.push_back("tensor count");
-  }
-  return out;
-}
-
 class Hd128Tied : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -84,7 +68,7 @@ TEST_F(Hd128Tied, DetllmsStatisticsGiveDetllmsArtifactsByteForByte) {
     const std::string got = FromDetllmStats(smooth);
     EXPECT_EQ(Sha256FileHex(got + "/model.safetensors"), want["model_safetensors_sha256"])
         << (smooth ? "smoothing" : "nosmooth") << ", tensors that differ:"
-        << test::Join(TensorShaDifferences(got, want["tensor_sha256"]));
+        << test::Join(test::TensorShaDifferences(got, want["tensor_sha256"]));
     std::vector<std::string> config;
     test::DiffJson("", test::ReadJson(got + "/config.json"), want["config"], config);
     EXPECT_TRUE(config.empty()) << test::Join(config);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/sha256.h"
 #include "engine/safetensors.h"
 #include "tests/support/scratch_files.h"
 
@@ -129,6 +130,23 @@ inline ArtifactDiff DiffArtifacts(const std::string& got, const std::string& wan
   DiffJson("", ReadJson(got + "/config.json"), ReadJson(want + "/config.json"),
            d.config_differences);
   return d;
+}
+
+// The tensors of the artifact `dir` whose SHA-256 differs from `want` (name -> hex digest).
+inline std::vector<std::string> TensorShaDifferences(const std::string& dir, const nlohmann::json& want) {
+  const MappedFile f = MappedFile::Open(dir + "/model.safetensors");
+  std::vector<std::string> out;
+  for (const auto& [name, v] : ParseSafetensors(f.bytes(), dir)) {
+    if (!want.contains(name)) {
+      out.push_back(name + " not in DetLLM's artifact");
+    } else if (Sha256Hex(v.bytes) != want[name].get<std::string>()) {
+      out.push_back(name);
+    }
+  }
+  if (out.empty() && want.size() != ParseSafetensors(f.bytes(), dir).size()) {
+    out.push_back("tensor count");
+  }
+  return out;
 }
 
 inline std::string Join(const std::vector<std::string>& v) {
