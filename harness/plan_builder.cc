@@ -10,11 +10,11 @@
 #include "base/sha256.h"
 #include "build_info.h"
 #include "checkpoint/hf_checkpoint.h"
+#include "checkpoint/hf_synth.h"
 #include "engine/backends/backend_registry.h"
 #include "engine/co_prompts.h"
 #include "engine/model_source.h"
 #include "harness/emulated_platform.h"
-#include "checkpoint/hf_synth.h"
 #include "harness/prompt_text.h"
 #include "prepare/prepared_synthetic.h"
 

@@ -109,9 +109,11 @@ void RunParallel(int threads, int64_t items, const std::function<void(int64_t)>&
 
 class Calibrator {
  public:
-  Calibrator(const FloatCheckpoint& ckpt, const CalibrationSet& set,
-             const CalibForwardOptions& opt)
-      : ckpt_(ckpt), c_(ckpt.config()), set_(set), opt_(opt),
+  Calibrator(const FloatCheckpoint& ckpt, const CalibrationSet& set, const CalibForwardOptions& opt)
+      : ckpt_(ckpt),
+        c_(ckpt.config()),
+        set_(set),
+        opt_(opt),
         isa_(opt.isa ? *opt.isa : GemmIsaFromEnvironment()) {
     const int64_t L = c_.n_layers, KV = c_.n_kv_heads, d = c_.head_dim;
     k_max_.assign(Sz(L * KV * d), 0.0);

@@ -10,8 +10,8 @@
 namespace dv {
 namespace {
 
-using PanelsFn = void (*)(const double*, const double*, double*, const GemmShape&, int64_t,
-                          int64_t, bool, bool, double*);
+using PanelsFn = void (*)(const double*, const double*, double*, const GemmShape&, int64_t, int64_t,
+                          bool, bool, double*);
 
 PanelsFn Kernel(GemmIsa isa) {
   switch (isa) {
@@ -75,9 +75,10 @@ GemmIsa GemmIsaFromEnvironment() {
   }
   if (!Supported(isa)) {
     std::string have;
-    for (GemmIsa s : SupportedGemmIsas()) have += std::string(have.empty() ? "" : ", ") + GemmIsaName(s);
+    for (GemmIsa s : SupportedGemmIsas())
+      have += std::string(have.empty() ? "" : ", ") + GemmIsaName(s);
     throw ExpectedError(std::string("DETVERIFY_PREPARE_ISA: this CPU cannot run ") + env +
-                                " (it has " + have + ")");
+                        " (it has " + have + ")");
   }
   return isa;
 }

@@ -24,8 +24,8 @@ std::unique_ptr<Artifact> LoadPreparedSynthetic(const std::string& preset, uint6
   const auto checkpoint = OpenHfSynthetic(preset, seed);
   PrepareOptions o;
   o.out_dir = dir;
-  o.calibration = BuiltinCalibration(checkpoint->config().vocab, kBuiltinCalibSamples,
-                                     kBuiltinCalibLen);
+  o.calibration =
+      BuiltinCalibration(checkpoint->config().vocab, kBuiltinCalibSamples, kBuiltinCalibLen);
   o.recipe.model_id = "prepared:" + preset;
   o.threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   try {

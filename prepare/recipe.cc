@@ -112,10 +112,9 @@ class Quantizer {
       const std::vector<double> g_mlp = ReadFloat64(lw.post_norm);
 
       const Smoothing s_attn =
-          opt_.smooth_acts
-              ? ActSmoothing(Stat(stats_.attn_in_max, i, H), {{&lw.q, &g_attn}, {&lw.k, &g_attn},
-                                                              {&lw.v, &g_attn}})
-              : Identity(H);
+          opt_.smooth_acts ? ActSmoothing(Stat(stats_.attn_in_max, i, H),
+                                          {{&lw.q, &g_attn}, {&lw.k, &g_attn}, {&lw.v, &g_attn}})
+                           : Identity(H);
       Put(p + "as_m", {H}, s_attn.inv_m);
       L["as_k"] = s_attn.inv_k;
       const Smoothing s_mlp =
@@ -124,14 +123,14 @@ class Quantizer {
               : Identity(H);
       Put(p + "ms_m", {H}, s_mlp.inv_m);
       L["ms_k"] = s_mlp.inv_k;
-      const Smoothing s_down = opt_.smooth_acts
-                                   ? ActSmoothing(Stat(stats_.down_in_max, i, I), {{&lw.down, nullptr}})
-                                   : Identity(I);
+      const Smoothing s_down =
+          opt_.smooth_acts ? ActSmoothing(Stat(stats_.down_in_max, i, I), {{&lw.down, nullptr}})
+                           : Identity(I);
       Put(p + "ds_m", {I}, s_down.inv_m);
       L["ds_k"] = s_down.inv_k;
-      const Smoothing s_o = opt_.smooth_o ? ActSmoothing(Stat(stats_.o_in_max, i, Q * d),
-                                                         {{&lw.o, nullptr}})
-                                          : Identity(Q * d);
+      const Smoothing s_o = opt_.smooth_o
+                                ? ActSmoothing(Stat(stats_.o_in_max, i, Q * d), {{&lw.o, nullptr}})
+                                : Identity(Q * d);
       Put(p + "os_m", {Q * d}, s_o.inv_m);
       L["os_k"] = s_o.inv_k;
       Step();
@@ -206,8 +205,8 @@ class Quantizer {
         for (double x : row) amax = std::max(amax, Abs(x));
         const double s = std::max(amax, 1e-12) / 127.0;
         for (int64_t j = 0; j < H; ++j) {
-          e8[Sz(r * H + j)] = static_cast<int8_t>(
-              std::clamp<int64_t>(RoundToInt(row[Sz(j)] / s), -127, 127));
+          e8[Sz(r * H + j)] =
+              static_cast<int8_t>(std::clamp<int64_t>(RoundToInt(row[Sz(j)] / s), -127, 127));
         }
         int64_t kr = 15 - pmath::FloorLog2(s);
         int64_t mr = RoundToInt(s * TwoPow(kr));
@@ -330,7 +329,8 @@ class Quantizer {
     const std::vector<double> g = ReadFloat64(t);
     double amax = 0.0;
     for (double x : g) amax = std::max(amax, Abs(x));
-    if (!(amax > 0.0)) Fail(ckpt_, what + " gamma is all zero (DetLLM's recipe needs max|gamma| > 0)");
+    if (!(amax > 0.0))
+      Fail(ckpt_, what + " gamma is all zero (DetLLM's recipe needs max|gamma| > 0)");
     int64_t k = 13 - pmath::FloorLog2(amax);
     std::vector<int64_t> m(g.size());
     auto fit = [&] {
@@ -359,8 +359,7 @@ class Quantizer {
     return {std::max<int64_t>(m, 1), k};
   }
 
-  void QkAndCacheScales(int64_t i, const std::string& p, double sqrt_d,
-                        nlohmann::ordered_json& L) {
+  void QkAndCacheScales(int64_t i, const std::string& p, double sqrt_d, nlohmann::ordered_json& L) {
     const int64_t KV = c_.n_kv_heads, d = c_.head_dim;
     const std::vector<double> kmax = Stat(stats_.k_chan_max, i, KV * d);
     const std::vector<double> qmax = Stat(stats_.q_chan_max, i, KV * d);

@@ -24,8 +24,8 @@ TEST(DetllmReference06b, OurStatisticsThroughDetllmsQuantizationAreOurArtifact) 
   const auto checkpoint = OpenHfCheckpoint(s.File("tied"));
   PrepareOptions o;
   o.out_dir = s.File("int8");
-  o.calibration = BuiltinCalibration(checkpoint->config().vocab, kBuiltinCalibSamples,
-                                     kBuiltinCalibLen);
+  o.calibration =
+      BuiltinCalibration(checkpoint->config().vocab, kBuiltinCalibSamples, kBuiltinCalibLen);
   o.save_stats_path = s.File("stats.safetensors");
   o.recipe.model_id = "qwen3-0.6b";
   o.threads = 2;

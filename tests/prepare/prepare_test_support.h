@@ -62,7 +62,8 @@ struct ArtifactDiff {
   std::vector<std::string> tensor_differences;   // "name: n of m" for each differing tensor
 
   double int8_identical() const {
-    return int8_total ? 1.0 - static_cast<double>(int8_different) / static_cast<double>(int8_total) : 1.0;
+    return int8_total ? 1.0 - static_cast<double>(int8_different) / static_cast<double>(int8_total)
+                      : 1.0;
   }
 };
 
@@ -109,9 +110,12 @@ inline ArtifactDiff DiffArtifacts(const std::string& got, const std::string& wan
     const int64_t size = DTypeSize(a.dtype), n = a.numel();
     int64_t diff = 0;
     for (int64_t i = 0; i < n; ++i) {
-      diff += ReadLeInt(a.bytes.data() + i * size, size) != ReadLeInt(b.bytes.data() + i * size, size);
+      diff +=
+          ReadLeInt(a.bytes.data() + i * size, size) != ReadLeInt(b.bytes.data() + i * size, size);
     }
-    if (diff) d.tensor_differences.push_back(name + ": " + std::to_string(diff) + " of " + std::to_string(n));
+    if (diff)
+      d.tensor_differences.push_back(name + ": " + std::to_string(diff) + " of " +
+                                     std::to_string(n));
     if (a.dtype == DType::kI8) {
       d.int8_total += n;
       d.int8_different += diff;
@@ -133,7 +137,8 @@ inline ArtifactDiff DiffArtifacts(const std::string& got, const std::string& wan
 }
 
 // The tensors of the artifact `dir` whose SHA-256 differs from `want` (name -> hex digest).
-inline std::vector<std::string> TensorShaDifferences(const std::string& dir, const nlohmann::json& want) {
+inline std::vector<std::string> TensorShaDifferences(const std::string& dir,
+                                                     const nlohmann::json& want) {
   const MappedFile f = MappedFile::Open(dir + "/model.safetensors");
   std::vector<std::string> out;
   for (const auto& [name, v] : ParseSafetensors(f.bytes(), dir)) {

@@ -43,9 +43,8 @@ inline void ExpectPin(const PreparedPin& pin) {
   for (const auto& [name, backend] : test::EveryExecutionPath()) {
     IntQwen3 model(artifact->weights(), *backend);
     const auto res = GenerateGreedy(model, {prompt}, g);
-    std::printf("[ measured ] %s on %s: logits chain @64 %s, tokens %s\n", pin.preset,
-                name.c_str(), res[0].logits_chain.back().c_str(),
-                res[0].token_chain.back().c_str());
+    std::printf("[ measured ] %s on %s: logits chain @64 %s, tokens %s\n", pin.preset, name.c_str(),
+                res[0].logits_chain.back().c_str(), res[0].token_chain.back().c_str());
     EXPECT_EQ(res[0].logits_chain.back(), pin.logits_chain_at_64) << name;
     EXPECT_EQ(res[0].token_chain.back(), pin.token_chain_at_64) << name;
     EXPECT_EQ(model.wrap_events(), 0) << name;

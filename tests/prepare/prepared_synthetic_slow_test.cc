@@ -17,11 +17,11 @@ TEST(PreparedSynthetic06b, DemoHashes) {
   const auto artifact = LoadPreparedSynthetic("qwen3-0.6b", 0);
   ::unsetenv("DETVERIFY_CACHE");
   const std::vector<int32_t> sonnet = {
-      2016, 541,   358,   9429,  39244, 311,   264,  7324, 594,   1899,  5267,  1001,  283,
-      1947, 803,   16690, 323,   803,   6797,  349,  510,  49,    1384,  28492, 653,   26025,
-      279,  75645, 67443, 315,   3217,  345,   3036, 7324, 594,   25064, 51577, 678,   2238,
-      2805, 264,   2400,  280,   49882, 4107,  2238, 4017, 279,   7912,  315,   22274, 64780,
-      345,  3036,  3545,  374,   806,   6623,  90579, 5103, 76,   4172,  280,   3036};
+      2016, 541,   358,   9429, 39244, 311,  264,   7324, 594, 1899,  5267,  1001,  283,
+      1947, 803,   16690, 323,  803,   6797, 349,   510,  49,  1384,  28492, 653,   26025,
+      279,  75645, 67443, 315,  3217,  345,  3036,  7324, 594, 25064, 51577, 678,   2238,
+      2805, 264,   2400,  280,  49882, 4107, 2238,  4017, 279, 7912,  315,   22274, 64780,
+      345,  3036,  3545,  374,  806,   6623, 90579, 5103, 76,  4172,  280,   3036};
   const auto backend = MakeBackend("cpu");
   IntQwen3 model(artifact->weights(), *backend);
   GenerationOptions g;
@@ -29,8 +29,8 @@ TEST(PreparedSynthetic06b, DemoHashes) {
   const auto res = GenerateGreedy(model, {sonnet}, g);
   EXPECT_EQ(res[0].logits_chain.back().substr(0, 12), "45070ddd7b3a");
   EXPECT_EQ(res[0].token_chain.back().substr(0, 12), "0b88c59eac1a");
-  const std::string demo = test_files::ReadFile(
-      std::string(std::getenv("DETVERIFY_SOURCE_DIR")) + "/scenarios/demo.yaml");
+  const std::string demo = test_files::ReadFile(std::string(std::getenv("DETVERIFY_SOURCE_DIR")) +
+                                                "/scenarios/demo.yaml");
   EXPECT_NE(demo.find("{ artifact: " + artifact->sha256().substr(0, 16) +
                       ", steps: 512, logits: 45070ddd7b3a, tokens: 0b88c59eac1a }"),
             std::string::npos);

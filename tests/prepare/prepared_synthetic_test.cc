@@ -15,13 +15,13 @@ using test::PreparedPin;
 
 class PreparedSyntheticTiny : public ::testing::TestWithParam<PreparedPin> {};
 TEST_P(PreparedSyntheticTiny, PinnedBytesAndChains) { test::ExpectPin(GetParam()); }
-INSTANTIATE_TEST_SUITE_P(
-    Tiny, PreparedSyntheticTiny,
-    ::testing::Values(PreparedPin{"qwen3-tiny",
-                                  "d9b6b5228f8679aeb1598bd3364a7078dfbc0285ba24b30a199797d17f4ec8bd",
-                                  "5551289ec5859aa4343c5ffefcd1b94823721c64b220db9258875aca12c29e4f",
-                                  "f5a02eb54e515de335580c9c676d394eb278989bdf12924ca8ac7b3951d60bd6"}),
-    [](const auto&) { return std::string("qwen3_tiny"); });
+INSTANTIATE_TEST_SUITE_P(Tiny, PreparedSyntheticTiny,
+                         ::testing::Values(PreparedPin{
+                             "qwen3-tiny",
+                             "d9b6b5228f8679aeb1598bd3364a7078dfbc0285ba24b30a199797d17f4ec8bd",
+                             "5551289ec5859aa4343c5ffefcd1b94823721c64b220db9258875aca12c29e4f",
+                             "f5a02eb54e515de335580c9c676d394eb278989bdf12924ca8ac7b3951d60bd6"}),
+                         [](const auto&) { return std::string("qwen3_tiny"); });
 
 }  // namespace
 }  // namespace dv
