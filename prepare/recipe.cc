@@ -6,9 +6,9 @@
 #include <functional>
 #include <mutex>
 #include <span>
-#include <thread>
 #include <vector>
 
+#include "prepare/parallel_ranges.h"
 #include "prepare/portable_math.h"
 #include "prepare/rope_table.h"
 
@@ -28,17 +28,6 @@ int64_t RoundToInt(double x) { return static_cast<int64_t>(pmath::RoundHalfEven(
 
 [[noreturn]] void Fail(const FloatCheckpoint& ckpt, const std::string& what) {
   throw ArtifactError(ckpt.source() + ": " + what);
-}
-
-void ParallelRows(int threads, int64_t rows, const std::function<void(int64_t, int64_t)>& fn) {
-  const int64_t t = std::max<int64_t>(1, std::min<int64_t>(threads, rows / 64 + 1));
-  if (t == 1) {
-    fn(0, rows);
-    return;
-  }
-  std::vector<std::thread> pool;
-  for (int64_t i = 0; i < t; ++i) pool.emplace_back(fn, rows * i / t, rows * (i + 1) / t);
-  for (std::thread& th : pool) th.join();
 }
 
 // Row o of a weight with input-channel factors folded: ((W[o][j] * f1[j]) * f2[j]), in DetLLM's
@@ -197,7 +186,7 @@ class Quantizer {
     const int64_t V = e.shape[0], H = e.shape[1];
     std::vector<int8_t> e8(Sz(V * H));
     std::vector<int64_t> m(Sz(V)), k(Sz(V));
-    ParallelRows(opt_.threads, V, [&](int64_t r0, int64_t r1) {
+    ParallelRanges(opt_.threads, V, 64, [&](int64_t r0, int64_t r1) {
       std::vector<double> row(Sz(H));
       for (int64_t r = r0; r < r1; ++r) {
         DecodeFloat64(e, r * H, row);
@@ -232,7 +221,7 @@ class Quantizer {
     // input channel instead of one byte per cache line).
     constexpr int64_t kBlock = 64;
     const int64_t blocks = (out + kBlock - 1) / kBlock;
-    ParallelRows(opt_.threads, blocks, [&](int64_t b0, int64_t b1) {
+    ParallelRanges(opt_.threads, blocks, 1, [&](int64_t b0, int64_t b1) {
       std::vector<double> row(Sz(in));
       std::vector<int8_t> block(Sz(kBlock * in));
       for (int64_t b = b0; b < b1; ++b) {
@@ -285,7 +274,7 @@ class Quantizer {
     for (const Consumer& cons : ws) {
       const FoldedWeight fw{cons.w, cons.gamma, nullptr};
       const int64_t out = fw.out();
-      ParallelRows(opt_.threads, out, [&](int64_t o0, int64_t o1) {
+      ParallelRanges(opt_.threads, out, 64, [&](int64_t o0, int64_t o1) {
         // Each range writes its own partial maxima (max is exact and order-free).
         std::vector<double> local(Sz(n), 0.0), row(Sz(n));
         for (int64_t o = o0; o < o1; ++o) {
