@@ -28,7 +28,8 @@ struct CompareOptions {
 std::string Percent(int64_t a, int64_t b) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%6lld / %-6lld %7.2f%%", static_cast<long long>(a),
-                static_cast<long long>(b), b ? 100.0 * static_cast<double>(a) / static_cast<double>(b) : 0.0);
+                static_cast<long long>(b),
+                b ? 100.0 * static_cast<double>(a) / static_cast<double>(b) : 0.0);
   return buf;
 }
 
@@ -114,9 +115,8 @@ void RunCompare(const CompareOptions& o, CommandContext& ctx) {
     j["logits_rel_l2_max"] = s.rel_l2_max;
     nlohmann::ordered_json gaps = nlohmann::ordered_json::array();
     for (const GapBucket& b : s.by_gap) {
-      gaps.push_back({{"min_gap_sd", b.min_gap_sd},
-                      {"positions", b.positions},
-                      {"top1_agree", b.top1_agree}});
+      gaps.push_back(
+          {{"min_gap_sd", b.min_gap_sd}, {"positions", b.positions}, {"top1_agree", b.top1_agree}});
     }
     j["top1_agree_by_float_gap"] = gaps;
     j["int_top1"] = s.int_top1;

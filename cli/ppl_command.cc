@@ -136,14 +136,14 @@ void RunPpl(const PplOptions& o, CommandContext& ctx) {
 
 void SetupPplCommand(CLI::App& app, CommandContext& ctx) {
   auto o = std::make_shared<PplOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "ppl", "perplexity of a text under an int artifact or a float checkpoint");
+  CLI::App* cmd =
+      app.add_subcommand("ppl", "perplexity of a text under an int artifact or a float checkpoint");
   auto* art = cmd->add_option("--artifact", o->artifact, "int artifact folder (the int engine)");
   auto* hf = cmd->add_option("--hf", o->hf, "Hugging Face checkpoint folder (the float engine)");
   art->excludes(hf);
   auto* text = cmd->add_option("--text", o->text, "plain text, tokenized whole");
-  auto* ids = cmd->add_option("--ids", o->ids,
-                              "token ids instead: a JSON list of id lists, concatenated");
+  auto* ids =
+      cmd->add_option("--ids", o->ids, "token ids instead: a JSON list of id lists, concatenated");
   text->excludes(ids);
   cmd->add_option("--ctx", o->ctx, "tokens per window")->capture_default_str();
   cmd->add_option("--stride", o->stride, "tokens between window starts (default: --ctx)");

@@ -62,10 +62,12 @@ void RunPrepare(const PrepareCliOptions& o, CommandContext& ctx) {
   if (!o.calib_stats.empty()) {
     CalibStats stats = LoadCalibStats(o.calib_stats, c);
     // What config.json records: the options, else the file's metadata, else DetLLM's defaults.
-    p.recipe.calib_samples = o.calib_samples > 0 ? o.calib_samples
+    p.recipe.calib_samples = o.calib_samples > 0       ? o.calib_samples
                              : stats.calib_samples > 0 ? stats.calib_samples
                                                        : 48;
-    p.recipe.calib_len = o.calib_len > 0 ? o.calib_len : stats.calib_len > 0 ? stats.calib_len : 1024;
+    p.recipe.calib_len = o.calib_len > 0       ? o.calib_len
+                         : stats.calib_len > 0 ? stats.calib_len
+                                               : 1024;
     p.stats_source = o.calib_stats;
     p.stats = std::move(stats);
   } else {
@@ -77,7 +79,8 @@ void RunPrepare(const PrepareCliOptions& o, CommandContext& ctx) {
       throw UsageError("--calib (text) is not part of detverify-engine; pass --calib-ids");
 #else
       std::string tok_path = o.tokenizer;
-      if (tok_path.empty()) tok_path = Exists(own_tokenizer) ? own_tokenizer : tok::DefaultTokenizerPath();
+      if (tok_path.empty())
+        tok_path = Exists(own_tokenizer) ? own_tokenizer : tok::DefaultTokenizerPath();
       const tok::Tokenizer tokenizer = tok::Tokenizer::FromFile(tok_path);
       progress.Note("detverify: tokenizing " + o.calib_text + " with " + tok_path);
       set = TokenizeCalibrationText(o.calib_text, tokenizer,
@@ -85,8 +88,9 @@ void RunPrepare(const PrepareCliOptions& o, CommandContext& ctx) {
                                     o.calib_len > 0 ? o.calib_len : 1024, c.vocab);
 #endif
     } else {
-      set = BuiltinCalibration(c.vocab, o.calib_samples > 0 ? o.calib_samples : kBuiltinCalibSamples,
-                               o.calib_len > 0 ? o.calib_len : kBuiltinCalibLen);
+      set =
+          BuiltinCalibration(c.vocab, o.calib_samples > 0 ? o.calib_samples : kBuiltinCalibSamples,
+                             o.calib_len > 0 ? o.calib_len : kBuiltinCalibLen);
       std::fprintf(stderr,
                    "detverify: warning: no --calib or --calib-ids given: calibrating on the "
                    "built-in random token ids (%lld x %lld); a trained model should be calibrated "

@@ -40,7 +40,8 @@ void ProgressLine::Update(const std::string& phase, int64_t done, int64_t total)
   const double elapsed = std::chrono::duration<double>(now - phase_start_).count();
   if (!tty_) {
     if (done >= total && total > 0) {
-      std::fprintf(out_, "detverify: %s done in %s\n", phase.c_str(), FormatDuration(elapsed).c_str());
+      std::fprintf(out_, "detverify: %s done in %s\n", phase.c_str(),
+                   FormatDuration(elapsed).c_str());
       std::fflush(out_);
       phase_.clear();
     }

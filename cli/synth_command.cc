@@ -3,9 +3,9 @@
 // Qwen3 checkpoint in BF16 (--format hf) for the float engine and prepare.
 #include <cstdio>
 
+#include "checkpoint/hf_synth.h"
 #include "cli/command.h"
 #include "engine/artifact.h"
-#include "checkpoint/hf_synth.h"
 #include "engine/synth.h"
 
 namespace dv::cli {

@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <string_view>
 
-#include "cli/command.h"
 #include "base/sha256.h"
+#include "cli/command.h"
 #include "engine/safetensors.h"
 #include "tokenizer/tokenizer.h"
 
@@ -22,8 +22,8 @@ TokenText TokenizeTextFile(const std::string& path, const std::string& tokenizer
   if (file.bytes().size() > (size_t{1} << 30)) throw ArtifactError(path + ": larger than 1 GiB");
   const tok::Tokenizer tokenizer = tok::Tokenizer::FromFile(tokenizer_json);
   TokenText t;
-  t.ids = tokenizer.Encode(std::string_view(reinterpret_cast<const char*>(file.bytes().data()),
-                                            file.bytes().size()));
+  t.ids = tokenizer.Encode(
+      std::string_view(reinterpret_cast<const char*>(file.bytes().data()), file.bytes().size()));
   for (int32_t id : t.ids) {
     if (id < 0 || id >= vocab) {
       throw UsageError(tokenizer_json + ": gives token id " + std::to_string(id) + " for " + path +

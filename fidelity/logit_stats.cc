@@ -46,7 +46,8 @@ std::vector<double> DequantizeLogits(std::span<const int32_t> logits,
                                      int64_t scale_m, int64_t scale_k) {
   // logits * head_m < 2^47 and scale_m < 2^16: the product and the scale are exact doubles; one
   // rounding per value.
-  const double scale = std::ldexp(static_cast<double>(scale_m), static_cast<int>(-(scale_k + head_k)));
+  const double scale =
+      std::ldexp(static_cast<double>(scale_m), static_cast<int>(-(scale_k + head_k)));
   std::vector<double> out(logits.size());
   for (size_t v = 0; v < logits.size(); ++v) {
     out[v] = static_cast<double>(int64_t{logits[v]} * head_m[v]) * scale;
@@ -134,7 +135,7 @@ std::vector<PerplexityWindow> PerplexityWindows(int64_t tokens, int64_t ctx, int
   if (stride < 1 || stride > ctx) throw ExpectedError("--stride must lie in [1, --ctx]");
   if (tokens < ctx) {
     throw ExpectedError("the text has " + std::to_string(tokens) +
-                                " tokens, fewer than one window of --ctx " + std::to_string(ctx));
+                        " tokens, fewer than one window of --ctx " + std::to_string(ctx));
   }
   std::vector<PerplexityWindow> out;
   int64_t scored_until = 0;  // targets [1, scored_until] are scored

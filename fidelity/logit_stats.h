@@ -35,7 +35,7 @@ std::vector<int64_t> TopK(std::span<const double> keys, int64_t k);
 std::vector<int64_t> TopKInt(std::span<const int64_t> keys, int64_t k);
 
 struct GapBucket {
-  double min_gap_sd = 0;       // positions whose float gap >= min_gap_sd standard deviations
+  double min_gap_sd = 0;  // positions whose float gap >= min_gap_sd standard deviations
   int64_t positions = 0;
   int64_t top1_agree = 0;
 };
@@ -45,7 +45,7 @@ struct CompareSummary {
   int64_t top1_agree = 0;
   int64_t int_top1_in_float_top5 = 0;
   int64_t float_top1_in_int_top5 = 0;
-  double kl_mean = 0, kl_max = 0;          // nats
+  double kl_mean = 0, kl_max = 0;  // nats
   double rel_l2_mean = 0, rel_l2_max = 0;
   std::vector<GapBucket> by_gap;
   std::vector<int32_t> int_top1, float_top1;  // per position, in order

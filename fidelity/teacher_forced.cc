@@ -84,8 +84,8 @@ PerplexitySummary Windows(std::span<const int32_t> ids, int64_t ctx, int64_t str
   PerplexityAccumulator acc;
   int64_t done = 0;
   for (const PerplexityWindow& win : windows) {
-    const std::span<const int32_t> w = ids.subspan(static_cast<size_t>(win.begin),
-                                                   static_cast<size_t>(ctx));
+    const std::span<const int32_t> w =
+        ids.subspan(static_cast<size_t>(win.begin), static_cast<size_t>(ctx));
     // Position p predicts token p + 1; targets first_target .. ctx - 1 are scored.
     run(w, [&](int64_t pos, std::span<const double> logits) {
       if (pos + 1 >= win.first_target && pos + 1 < ctx) {
@@ -104,18 +104,16 @@ PerplexitySummary IntPerplexity(IntQwen3& model, std::span<const int32_t> ids, i
                                 int64_t stride, const FidelityProgress& progress, int64_t chunk) {
   const ModelWeights& w = model.weights();
   return Windows(ids, ctx, stride, progress, [&](std::span<const int32_t> win, const auto& each) {
-    IntTeacherForced(model, win, chunk,
-                     [&](int64_t pos, std::span<const int32_t> logits, int64_t m, int64_t k) {
-                       const std::vector<double> real =
-                           DequantizeLogits(logits, w.head_m, w.head_k, m, k);
-                       each(pos, std::span<const double>(real));
-                     });
+    IntTeacherForced(
+        model, win, chunk, [&](int64_t pos, std::span<const int32_t> logits, int64_t m, int64_t k) {
+          const std::vector<double> real = DequantizeLogits(logits, w.head_m, w.head_k, m, k);
+          each(pos, std::span<const double>(real));
+        });
   });
 }
 
 PerplexitySummary FloatPerplexity(FloatQwen3& model, std::span<const int32_t> ids, int64_t ctx,
-                                  int64_t stride, const FidelityProgress& progress,
-                                  int64_t chunk) {
+                                  int64_t stride, const FidelityProgress& progress, int64_t chunk) {
   return Windows(ids, ctx, stride, progress, [&](std::span<const int32_t> win, const auto& each) {
     FloatTeacherForced(model, win, chunk, [&](int64_t pos, std::span<const float> logits) {
       const std::vector<double> d(logits.begin(), logits.end());

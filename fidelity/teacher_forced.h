@@ -26,14 +26,14 @@ using FidelityProgress = std::function<void(int64_t done, int64_t total)>;
 inline constexpr int64_t kTeacherForcedChunk = 256;
 
 // Every position of `ids` through the integer model: each(pos, int32 logits [V], scale m, k).
-void IntTeacherForced(
-    IntQwen3& model, std::span<const int32_t> ids, int64_t chunk,
-    const std::function<void(int64_t pos, std::span<const int32_t> logits, int64_t m, int64_t k)>&
-        each);
+void IntTeacherForced(IntQwen3& model, std::span<const int32_t> ids, int64_t chunk,
+                      const std::function<void(int64_t pos, std::span<const int32_t> logits,
+                                               int64_t m, int64_t k)>& each);
 
 // Every position of `ids` through the float model: each(pos, logits [V]).
-void FloatTeacherForced(FloatQwen3& model, std::span<const int32_t> ids, int64_t chunk,
-                        const std::function<void(int64_t pos, std::span<const float> logits)>& each);
+void FloatTeacherForced(
+    FloatQwen3& model, std::span<const int32_t> ids, int64_t chunk,
+    const std::function<void(int64_t pos, std::span<const float> logits)>& each);
 
 // The float side of a comparison: every position's logits [T * V] of one sequence (the float
 // engine, or any other float forward).

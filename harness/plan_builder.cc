@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <filesystem>
 #include <thread>
 
@@ -15,6 +16,7 @@
 #include "engine/model_source.h"
 #include "harness/emulated_platform.h"
 #include "harness/prompt_text.h"
+#include "prepare/prepared_synthetic.h"
 
 namespace dv::harness {
 namespace {
@@ -64,7 +66,7 @@ plan::PlanModel PlanModelOf(const ResolvedModel& m, const Scenario& scenario, En
   out.config_sha256 = m.artifact->config_sha256();
   out.label = m.source;
   out.synthetic = m.synthetic;
-  if (m.synthetic) {
+  if (m.synthetic && scenario.model.fallback_kind == "synthetic") {
     out.source = plan::ModelSource::kSynthetic;
     out.preset = scenario.model.fallback_preset;
     out.seed = scenario.model.fallback_seed;
@@ -94,10 +96,23 @@ void ResolveIntModel(const Scenario& scenario, ResolvedModel& m) {
     m.int_missing = "the scenario names no int artifact (model.artifact) for its int8 rows";
     return;
   }
-  m.artifact = LoadSynthetic(scenario.model.fallback_preset, scenario.model.fallback_seed);
-  m.source = "synthetic:" + scenario.model.fallback_preset +
+  m.source = scenario.model.fallback_kind + ":" + scenario.model.fallback_preset +
              " seed=" + std::to_string(scenario.model.fallback_seed);
   m.synthetic = true;
+  if (scenario.model.fallback_kind == "prepared") {
+    // The fallback's synthetic float checkpoint (the float rows' model) prepared with the
+    // built-in calibration, once, here; the children load the cached folder as an artifact.
+    m.artifact = LoadPreparedSynthetic(
+        scenario.model.fallback_preset, scenario.model.fallback_seed, [](const std::string& dir) {
+          std::fprintf(stderr,
+                       "detverify: preparing the built-in synthetic float checkpoint into %s "
+                       "(once; a minute or two for qwen3-0.6b)\n",
+                       dir.c_str());
+        });
+    m.artifact_path = m.artifact->dir();
+    return;
+  }
+  m.artifact = LoadSynthetic(scenario.model.fallback_preset, scenario.model.fallback_seed);
 }
 
 // The float side of ResolveModel.

@@ -214,12 +214,16 @@ void ParseModel(const Reader& r, const YAML::Node& n, ModelSpec& m) {
   if (n["hf"]) m.hf = r.Str(n["hf"], "model.hf");
   if (n["fallback"]) {
     const std::string f = r.Str(n["fallback"], "model.fallback");
-    const std::string prefix = "synthetic:";
-    if (f.rfind(prefix, 0) != 0)
-      r.Fail(n["fallback"], "model.fallback must be synthetic:<preset>, got '" + f + "'");
-    m.fallback_preset = f.substr(prefix.size());
+    const size_t colon = f.find(':');
+    m.fallback_kind = f.substr(0, colon == std::string::npos ? 0 : colon);
+    if (colon == std::string::npos ||
+        (m.fallback_kind != "synthetic" && m.fallback_kind != "prepared")) {
+      r.Fail(n["fallback"],
+             "model.fallback must be synthetic:<preset> or prepared:<preset>, got '" + f + "'");
+    }
+    m.fallback_preset = f.substr(colon + 1);
     if (m.fallback_preset != "qwen3-tiny" && m.fallback_preset != "qwen3-0.6b") {
-      r.Fail(n["fallback"], "unknown synthetic preset '" + m.fallback_preset +
+      r.Fail(n["fallback"], "unknown " + m.fallback_kind + " preset '" + m.fallback_preset +
                                 "' (known: qwen3-tiny, qwen3-0.6b)");
     }
   }
@@ -451,6 +455,8 @@ std::string CanonicalScenarioText(const Scenario& s) {
                 {"fallback_seed", s.model.fallback_seed}};
   // Only when given: the identity of a scenario without a checkpoint stays what it was.
   if (!s.model.hf.empty()) j["model"]["hf"] = s.model.hf;
+  // Only when not the default, for the same reason.
+  if (s.model.fallback_kind != "synthetic") j["model"]["fallback_kind"] = s.model.fallback_kind;
   j["prompt"] = {{"ids", s.prompt.ids},
                  {"text", s.prompt.text},
                  {"text_file", s.prompt.text_file},

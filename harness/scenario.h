@@ -27,6 +27,10 @@ struct ModelSpec {
   std::string artifact;         // int artifact folder as written (may be empty)
   std::string hf;               // Hugging Face checkpoint folder as written (may be empty)
   std::string fallback_preset;  // "qwen3-0.6b" from "synthetic:qwen3-0.6b" (may be empty)
+  // "synthetic": the int synthetic preset (integer PRNG, engine/synth.h); "prepared": the
+  // synthetic float checkpoint of that preset prepared with the built-in calibration
+  // (prepare/prepared_synthetic.h), the model the float rows run too.
+  std::string fallback_kind = "synthetic";
   uint64_t fallback_seed = 0;
 };
 

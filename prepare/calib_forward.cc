@@ -7,11 +7,11 @@
 #include <functional>
 #include <limits>
 #include <span>
-#include <thread>
 #include <vector>
 
 #include "engine/safetensors.h"
 #include "prepare/fixed_order_gemm.h"
+#include "prepare/parallel_ranges.h"
 #include "prepare/portable_math.h"
 
 namespace dv {
@@ -92,26 +92,13 @@ double RmsDenominator(const double* x, int64_t n, double eps) {
   return pmath::Sqrt(sum / static_cast<double>(n) + eps);
 }
 
-void RunParallel(int threads, int64_t items, const std::function<void(int64_t)>& fn) {
-  const int64_t t = std::max<int64_t>(1, std::min<int64_t>(threads, items));
-  if (t == 1) {
-    for (int64_t i = 0; i < items; ++i) fn(i);
-    return;
-  }
-  std::vector<std::thread> pool;
-  for (int64_t w = 0; w < t; ++w) {
-    pool.emplace_back([&, w] {
-      for (int64_t i = w; i < items; i += t) fn(i);
-    });
-  }
-  for (std::thread& th : pool) th.join();
-}
-
 class Calibrator {
  public:
-  Calibrator(const FloatCheckpoint& ckpt, const CalibrationSet& set,
-             const CalibForwardOptions& opt)
-      : ckpt_(ckpt), c_(ckpt.config()), set_(set), opt_(opt),
+  Calibrator(const FloatCheckpoint& ckpt, const CalibrationSet& set, const CalibForwardOptions& opt)
+      : ckpt_(ckpt),
+        c_(ckpt.config()),
+        set_(set),
+        opt_(opt),
         isa_(opt.isa ? *opt.isa : GemmIsaFromEnvironment()) {
     const int64_t L = c_.n_layers, KV = c_.n_kv_heads, d = c_.head_dim;
     k_max_.assign(Sz(L * KV * d), 0.0);
@@ -273,7 +260,8 @@ class Calibrator {
     }
     std::vector<double> attn(Sz(T * qd));
     const double scale = 1.0 / pmath::Sqrt(static_cast<double>(d));
-    RunParallel(threads, Q, [&](int64_t hq) {
+    // One query head: scores, causal softmax, context (heads split across threads).
+    const auto attend = [&](int64_t hq) {
       const int64_t kv = hq / group;
       std::vector<double> p(Sz(T * T));
       GemmRun scores = Run(1);
@@ -299,6 +287,9 @@ class Calibrator {
       context.causal_terms = true;
       GemmFixedOrder(p.data(), qkv.data() + qd + kvd + kv * d, attn.data() + hq * d,
                      {T, T, d, T, qkvd, qd}, context);
+    };
+    ParallelRanges(threads, Q, 1, [&](int64_t h0, int64_t h1) {
+      for (int64_t hq = h0; hq < h1; ++hq) attend(hq);
     });
     for (int64_t t = 0; t < T; ++t) RecordAbsMax(attn.data() + t * qd, qd, o_in_.data() + l * qd);
     std::vector<double> delta(Sz(T * H));

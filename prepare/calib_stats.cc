@@ -16,9 +16,9 @@ struct StatSlot {
 };
 
 constexpr StatSlot kSlots[] = {
-    {"k_chan_max", &CalibStats::k_chan_max},   {"q_chan_max", &CalibStats::q_chan_max},
-    {"v_max", &CalibStats::v_max},             {"attn_in_max", &CalibStats::attn_in_max},
-    {"mlp_in_max", &CalibStats::mlp_in_max},   {"down_in_max", &CalibStats::down_in_max},
+    {"k_chan_max", &CalibStats::k_chan_max}, {"q_chan_max", &CalibStats::q_chan_max},
+    {"v_max", &CalibStats::v_max},           {"attn_in_max", &CalibStats::attn_in_max},
+    {"mlp_in_max", &CalibStats::mlp_in_max}, {"down_in_max", &CalibStats::down_in_max},
     {"o_in_max", &CalibStats::o_in_max},
 };
 
@@ -108,7 +108,8 @@ CalibStats LoadCalibStats(const std::string& path, const FloatModelConfig& confi
     std::vector<float>& out = s.*slot.values;
     for (size_t i = 0; i < out.size(); ++i) {
       uint32_t bits = 0;
-      for (int b = 0; b < 4; ++b) bits |= uint32_t{v.bytes[4 * i + static_cast<size_t>(b)]} << (8 * b);
+      for (int b = 0; b < 4; ++b)
+        bits |= uint32_t{v.bytes[4 * i + static_cast<size_t>(b)]} << (8 * b);
       const float x = std::bit_cast<float>(bits);
       if (!std::isfinite(x) || x < 0.0f) {
         throw ArtifactError(path + ": " + slot.name + " element " + std::to_string(i) +
@@ -121,8 +122,8 @@ CalibStats LoadCalibStats(const std::string& path, const FloatModelConfig& confi
   const auto& bytes = file.bytes();
   uint64_t n = 0;
   for (int b = 0; b < 8; ++b) n |= uint64_t{bytes[static_cast<size_t>(b)]} << (8 * b);
-  const auto header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<int64_t>(n),
-                                            nullptr, false);
+  const auto header = nlohmann::json::parse(
+      bytes.begin() + 8, bytes.begin() + 8 + static_cast<int64_t>(n), nullptr, false);
   if (header.is_object() && header.contains("__metadata__") && header["__metadata__"].is_object()) {
     const auto& meta = header["__metadata__"];
     auto number = [&](const char* key) -> int64_t {

@@ -8,10 +8,9 @@
 //   k_chan_max  [L, KV, d]  |K| after k_norm and RoPE
 //   q_chan_max  [L, KV, d]  |Q| after q_norm and RoPE, max over each GQA group's q heads
 //   v_max       [L, KV]     |V| (v_proj output), max over the head's channels
-//   attn_in_max [L, H]      |x / rms(x)| into q/k/v, gamma removed (divided by sign(g) max(|g|, 1e-4))
-//   mlp_in_max  [L, H]      the same into gate/up
-//   down_in_max [L, I]      |silu(gate) * up| into down_proj
-//   o_in_max    [L, Q*d]    |attention output| into o_proj (heads concatenated)
+//   attn_in_max [L, H]      |x / rms(x)| into q/k/v, gamma removed (divided by sign(g) max(|g|,
+//   1e-4)) mlp_in_max  [L, H]      the same into gate/up down_in_max [L, I]      |silu(gate) * up|
+//   into down_proj o_in_max    [L, Q*d]    |attention output| into o_proj (heads concatenated)
 // Files written here also carry `__metadata__` {"calib_samples", "calib_len", "calibration"}.
 #pragma once
 
@@ -24,10 +23,8 @@
 namespace dv {
 
 struct CalibStats {
-  int64_t n_layers = 0, hidden = 0, n_q_heads = 0, n_kv_heads = 0, head_dim = 0,
-          intermediate = 0;
-  std::vector<float> k_chan_max, q_chan_max, v_max, attn_in_max, mlp_in_max, down_in_max,
-      o_in_max;
+  int64_t n_layers = 0, hidden = 0, n_q_heads = 0, n_kv_heads = 0, head_dim = 0, intermediate = 0;
+  std::vector<float> k_chan_max, q_chan_max, v_max, attn_in_max, mlp_in_max, down_in_max, o_in_max;
   // What produced them (the file's metadata; empty or 0 when unknown).
   int64_t calib_samples = 0, calib_len = 0;
   std::string calibration;

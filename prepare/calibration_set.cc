@@ -21,8 +21,8 @@ void CheckIds(const std::vector<std::vector<int32_t>>& seqs, int64_t vocab,
   for (size_t s = 0; s < seqs.size(); ++s) {
     for (size_t t = 0; t < seqs[s].size(); ++t) {
       if (seqs[s][t] < 0 || seqs[s][t] >= vocab) {
-        Fail(source, "token id " + std::to_string(seqs[s][t]) + " (sequence " +
-                         std::to_string(s) + ", position " + std::to_string(t) +
+        Fail(source, "token id " + std::to_string(seqs[s][t]) + " (sequence " + std::to_string(s) +
+                         ", position " + std::to_string(t) +
                          ") is outside the checkpoint's vocabulary [0, " + std::to_string(vocab) +
                          ")");
       }
@@ -34,7 +34,8 @@ std::string IdsSha256(const std::vector<std::vector<int32_t>>& seqs) {
   std::vector<uint8_t> bytes;
   for (const auto& s : seqs) {
     for (int32_t id : s) {
-      for (int b = 0; b < 4; ++b) bytes.push_back(static_cast<uint8_t>(static_cast<uint32_t>(id) >> (8 * b)));
+      for (int b = 0; b < 4; ++b)
+        bytes.push_back(static_cast<uint8_t>(static_cast<uint32_t>(id) >> (8 * b)));
     }
   }
   return Sha256Hex(bytes);
@@ -124,8 +125,9 @@ CalibrationSet ChunkCalibrationIds(const std::vector<int32_t>& ids, int64_t samp
   const int64_t need = samples * len;
   if (static_cast<int64_t>(ids.size()) < need) {
     Fail(source, "gives " + std::to_string(ids.size()) + " tokens; --calib-samples " +
-                     std::to_string(samples) + " x --calib-len " + std::to_string(len) +
-                     " needs " + std::to_string(need) + " (pass fewer or shorter samples, or a "
+                     std::to_string(samples) + " x --calib-len " + std::to_string(len) + " needs " +
+                     std::to_string(need) +
+                     " (pass fewer or shorter samples, or a "
                      "longer text)");
   }
   CalibrationSet set;

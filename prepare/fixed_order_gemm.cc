@@ -3,15 +3,15 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <thread>
 
 #include "base/expected_error.h"
+#include "prepare/parallel_ranges.h"
 
 namespace dv {
 namespace {
 
-using PanelsFn = void (*)(const double*, const double*, double*, const GemmShape&, int64_t,
-                          int64_t, bool, bool, double*);
+using PanelsFn = void (*)(const double*, const double*, double*, const GemmShape&, int64_t, int64_t,
+                          bool, bool, double*);
 
 PanelsFn Kernel(GemmIsa isa) {
   switch (isa) {
@@ -75,9 +75,10 @@ GemmIsa GemmIsaFromEnvironment() {
   }
   if (!Supported(isa)) {
     std::string have;
-    for (GemmIsa s : SupportedGemmIsas()) have += std::string(have.empty() ? "" : ", ") + GemmIsaName(s);
+    for (GemmIsa s : SupportedGemmIsas())
+      have += std::string(have.empty() ? "" : ", ") + GemmIsaName(s);
     throw ExpectedError(std::string("DETVERIFY_PREPARE_ISA: this CPU cannot run ") + env +
-                                " (it has " + have + ")");
+                        " (it has " + have + ")");
   }
   return isa;
 }
@@ -91,18 +92,10 @@ void GemmFixedOrder(const double* x, const double* w, double* y, const GemmShape
   if (s.m <= 0 || s.n <= 0) return;
   const PanelsFn kernel = Kernel(run.isa);
   const int64_t panels = (s.n + kGemmPanel - 1) / kGemmPanel;
-  const int64_t t = std::max<int64_t>(1, std::min<int64_t>(run.threads, panels));
-  auto range = [&](int64_t p0, int64_t p1) {
+  ParallelRanges(run.threads, panels, 1, [&](int64_t p0, int64_t p1) {
     std::vector<double> panel(static_cast<size_t>(std::max<int64_t>(s.k, 1) * kGemmPanel));
     kernel(x, w, y, s, p0, p1, run.causal_columns, run.causal_terms, panel.data());
-  };
-  if (t == 1) {
-    range(0, panels);
-    return;
-  }
-  std::vector<std::thread> pool;
-  for (int64_t i = 0; i < t; ++i) pool.emplace_back(range, panels * i / t, panels * (i + 1) / t);
-  for (std::thread& th : pool) th.join();
+  });
 }
 
 }  // namespace dv

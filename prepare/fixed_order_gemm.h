@@ -49,14 +49,12 @@ void GemmFixedOrder(const double* x, const double* w, double* y, const GemmShape
 // The kernels behind GemmFixedOrder, one per GemmIsa (fixed_order_gemm_kernel.h): columns
 // [p0 * 8, p1 * 8) of y, with `panel` scratch of k * 8 doubles. The x86-64 levels exist only in
 // x86-64 builds.
-void GemmPanelsBaseline(const double* x, const double* w, double* y, const GemmShape& s,
-                        int64_t p0, int64_t p1, bool causal_columns, bool causal_terms,
-                        double* panel);
+void GemmPanelsBaseline(const double* x, const double* w, double* y, const GemmShape& s, int64_t p0,
+                        int64_t p1, bool causal_columns, bool causal_terms, double* panel);
 void GemmPanelsAvx2(const double* x, const double* w, double* y, const GemmShape& s, int64_t p0,
                     int64_t p1, bool causal_columns, bool causal_terms, double* panel);
-void GemmPanelsAvx512(const double* x, const double* w, double* y, const GemmShape& s,
-                      int64_t p0, int64_t p1, bool causal_columns, bool causal_terms,
-                      double* panel);
+void GemmPanelsAvx512(const double* x, const double* w, double* y, const GemmShape& s, int64_t p0,
+                      int64_t p1, bool causal_columns, bool causal_terms, double* panel);
 inline constexpr int64_t kGemmPanel = 8;  // output columns per packed panel
 
 }  // namespace dv

@@ -64,8 +64,8 @@ void DV_GEMM_PANELS(const double* x, const double* w, double* y, const GemmShape
     for (; m < s.m; m += kRows) {
       const int64_t rows = Min(kRows, s.m - m);
       const int64_t kend = causal_terms ? Min(s.k, m + rows) : s.k;
-      RowBlock<static_cast<size_t>(kRows)>(static_cast<size_t>(rows), x + m * s.ldx, s.ldx,
-                                           panel, kend, y + m * s.ldy + n0, s.ldy, cols);
+      RowBlock<static_cast<size_t>(kRows)>(static_cast<size_t>(rows), x + m * s.ldx, s.ldx, panel,
+                                           kend, y + m * s.ldy + n0, s.ldy, cols);
     }
   }
 }

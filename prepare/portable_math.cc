@@ -258,8 +258,7 @@ double Exp(double x) {
   return ScaleByPowerOf2(e, static_cast<int64_t>(n));
 }
 
-void CosSinDoubleDouble(double x, double& cos_hi, double& cos_lo, double& sin_hi,
-                        double& sin_lo) {
+void CosSinDoubleDouble(double x, double& cos_hi, double& cos_lo, double& sin_hi, double& sin_lo) {
   const double n = RoundHalfEven(x * kTwoOverPi);
   // r = x - n pi/2 in double-double: n * pi/2's first two parts are exact products.
   DD r = Add(DD{x, 0.0}, Neg(TwoProd(n, kPio2[0])));

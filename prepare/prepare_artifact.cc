@@ -37,8 +37,8 @@ void CheckFinite(const FloatCheckpoint& ckpt) {
   check(w.final_norm);
   if (!w.config.tie_word_embeddings) check(w.lm_head);
   for (const FloatLayerWeights& l : w.layers) {
-    for (const FloatTensor* t : {&l.input_norm, &l.q, &l.k, &l.v, &l.o, &l.post_norm, &l.gate,
-                                 &l.up, &l.down}) {
+    for (const FloatTensor* t :
+         {&l.input_norm, &l.q, &l.k, &l.v, &l.o, &l.post_norm, &l.gate, &l.up, &l.down}) {
       check(*t);
     }
     for (const auto* t : {&l.q_norm, &l.k_norm, &l.q_bias, &l.k_bias, &l.v_bias, &l.o_bias,
@@ -141,7 +141,8 @@ PrepareResult PrepareArtifact(const FloatCheckpoint& checkpoint, const PrepareOp
   // ---- quantization ----
   const auto t1 = std::chrono::steady_clock::now();
   RecipeOptions ro = recipe;
-  if (ro.model_id.empty()) ro.model_id = fs::path(checkpoint.source()).lexically_normal().filename().string();
+  if (ro.model_id.empty())
+    ro.model_id = fs::path(checkpoint.source()).lexically_normal().filename().string();
   if (ro.model_id.empty()) ro.model_id = checkpoint.source();
   ro.threads = options.threads;
   if (!ro.progress) ro.progress = options.progress;
@@ -163,8 +164,7 @@ PrepareResult PrepareArtifact(const FloatCheckpoint& checkpoint, const PrepareOp
   result.quantization_seconds = Seconds(t1);
 
   // ---- the folder, complete or not at all ----
-  const std::string tmp_name =
-      "." + out.filename().string() + ".tmp." + std::to_string(::getpid());
+  const std::string tmp_name = "." + out.filename().string() + ".tmp." + std::to_string(::getpid());
   TempFolder tmp((parent / tmp_name).string());
   fs::remove_all(tmp.path(), ec);
   if (!fs::create_directory(tmp.path(), ec)) {
@@ -194,9 +194,11 @@ PrepareResult PrepareArtifact(const FloatCheckpoint& checkpoint, const PrepareOp
   }
   if (options.progress) options.progress("writing", 1, 1);
   if (fs::exists(fs::symlink_status(out, ec))) {
-    const fs::path old = parent / ("." + out.filename().string() + ".old." + std::to_string(::getpid()));
+    const fs::path old =
+        parent / ("." + out.filename().string() + ".old." + std::to_string(::getpid()));
     fs::rename(out, old, ec);
-    if (ec) throw ArtifactError(out.string() + ": cannot move the old folder aside: " + ec.message());
+    if (ec)
+      throw ArtifactError(out.string() + ": cannot move the old folder aside: " + ec.message());
     fs::rename(tmp.path(), out, ec);
     if (ec) {
       fs::rename(old, out);

@@ -40,7 +40,8 @@ struct PrepareOptions {
   RecipeOptions recipe;         // model_id empty: the checkpoint folder's name
   std::string tokenizer_json;   // copied into the artifact when non-empty
   int threads = 1;
-  std::optional<GemmIsa> isa;  // the calibration GEMM's level (unset: DETVERIFY_PREPARE_ISA or best)
+  std::optional<GemmIsa>
+      isa;  // the calibration GEMM's level (unset: DETVERIFY_PREPARE_ISA or best)
   ProgressFn progress;
 };
 

@@ -6,9 +6,9 @@
 #include <functional>
 #include <mutex>
 #include <span>
-#include <thread>
 #include <vector>
 
+#include "prepare/parallel_ranges.h"
 #include "prepare/portable_math.h"
 #include "prepare/rope_table.h"
 
@@ -28,17 +28,6 @@ int64_t RoundToInt(double x) { return static_cast<int64_t>(pmath::RoundHalfEven(
 
 [[noreturn]] void Fail(const FloatCheckpoint& ckpt, const std::string& what) {
   throw ArtifactError(ckpt.source() + ": " + what);
-}
-
-void ParallelRows(int threads, int64_t rows, const std::function<void(int64_t, int64_t)>& fn) {
-  const int64_t t = std::max<int64_t>(1, std::min<int64_t>(threads, rows / 64 + 1));
-  if (t == 1) {
-    fn(0, rows);
-    return;
-  }
-  std::vector<std::thread> pool;
-  for (int64_t i = 0; i < t; ++i) pool.emplace_back(fn, rows * i / t, rows * (i + 1) / t);
-  for (std::thread& th : pool) th.join();
 }
 
 // Row o of a weight with input-channel factors folded: ((W[o][j] * f1[j]) * f2[j]), in DetLLM's
@@ -112,10 +101,9 @@ class Quantizer {
       const std::vector<double> g_mlp = ReadFloat64(lw.post_norm);
 
       const Smoothing s_attn =
-          opt_.smooth_acts
-              ? ActSmoothing(Stat(stats_.attn_in_max, i, H), {{&lw.q, &g_attn}, {&lw.k, &g_attn},
-                                                              {&lw.v, &g_attn}})
-              : Identity(H);
+          opt_.smooth_acts ? ActSmoothing(Stat(stats_.attn_in_max, i, H),
+                                          {{&lw.q, &g_attn}, {&lw.k, &g_attn}, {&lw.v, &g_attn}})
+                           : Identity(H);
       Put(p + "as_m", {H}, s_attn.inv_m);
       L["as_k"] = s_attn.inv_k;
       const Smoothing s_mlp =
@@ -124,14 +112,14 @@ class Quantizer {
               : Identity(H);
       Put(p + "ms_m", {H}, s_mlp.inv_m);
       L["ms_k"] = s_mlp.inv_k;
-      const Smoothing s_down = opt_.smooth_acts
-                                   ? ActSmoothing(Stat(stats_.down_in_max, i, I), {{&lw.down, nullptr}})
-                                   : Identity(I);
+      const Smoothing s_down =
+          opt_.smooth_acts ? ActSmoothing(Stat(stats_.down_in_max, i, I), {{&lw.down, nullptr}})
+                           : Identity(I);
       Put(p + "ds_m", {I}, s_down.inv_m);
       L["ds_k"] = s_down.inv_k;
-      const Smoothing s_o = opt_.smooth_o ? ActSmoothing(Stat(stats_.o_in_max, i, Q * d),
-                                                         {{&lw.o, nullptr}})
-                                          : Identity(Q * d);
+      const Smoothing s_o = opt_.smooth_o
+                                ? ActSmoothing(Stat(stats_.o_in_max, i, Q * d), {{&lw.o, nullptr}})
+                                : Identity(Q * d);
       Put(p + "os_m", {Q * d}, s_o.inv_m);
       L["os_k"] = s_o.inv_k;
       Step();
@@ -198,7 +186,7 @@ class Quantizer {
     const int64_t V = e.shape[0], H = e.shape[1];
     std::vector<int8_t> e8(Sz(V * H));
     std::vector<int64_t> m(Sz(V)), k(Sz(V));
-    ParallelRows(opt_.threads, V, [&](int64_t r0, int64_t r1) {
+    ParallelRanges(opt_.threads, V, 64, [&](int64_t r0, int64_t r1) {
       std::vector<double> row(Sz(H));
       for (int64_t r = r0; r < r1; ++r) {
         DecodeFloat64(e, r * H, row);
@@ -206,8 +194,8 @@ class Quantizer {
         for (double x : row) amax = std::max(amax, Abs(x));
         const double s = std::max(amax, 1e-12) / 127.0;
         for (int64_t j = 0; j < H; ++j) {
-          e8[Sz(r * H + j)] = static_cast<int8_t>(
-              std::clamp<int64_t>(RoundToInt(row[Sz(j)] / s), -127, 127));
+          e8[Sz(r * H + j)] =
+              static_cast<int8_t>(std::clamp<int64_t>(RoundToInt(row[Sz(j)] / s), -127, 127));
         }
         int64_t kr = 15 - pmath::FloorLog2(s);
         int64_t mr = RoundToInt(s * TwoPow(kr));
@@ -233,7 +221,7 @@ class Quantizer {
     // input channel instead of one byte per cache line).
     constexpr int64_t kBlock = 64;
     const int64_t blocks = (out + kBlock - 1) / kBlock;
-    ParallelRows(opt_.threads, blocks, [&](int64_t b0, int64_t b1) {
+    ParallelRanges(opt_.threads, blocks, 1, [&](int64_t b0, int64_t b1) {
       std::vector<double> row(Sz(in));
       std::vector<int8_t> block(Sz(kBlock * in));
       for (int64_t b = b0; b < b1; ++b) {
@@ -286,7 +274,7 @@ class Quantizer {
     for (const Consumer& cons : ws) {
       const FoldedWeight fw{cons.w, cons.gamma, nullptr};
       const int64_t out = fw.out();
-      ParallelRows(opt_.threads, out, [&](int64_t o0, int64_t o1) {
+      ParallelRanges(opt_.threads, out, 64, [&](int64_t o0, int64_t o1) {
         // Each range writes its own partial maxima (max is exact and order-free).
         std::vector<double> local(Sz(n), 0.0), row(Sz(n));
         for (int64_t o = o0; o < o1; ++o) {
@@ -330,7 +318,8 @@ class Quantizer {
     const std::vector<double> g = ReadFloat64(t);
     double amax = 0.0;
     for (double x : g) amax = std::max(amax, Abs(x));
-    if (!(amax > 0.0)) Fail(ckpt_, what + " gamma is all zero (DetLLM's recipe needs max|gamma| > 0)");
+    if (!(amax > 0.0))
+      Fail(ckpt_, what + " gamma is all zero (DetLLM's recipe needs max|gamma| > 0)");
     int64_t k = 13 - pmath::FloorLog2(amax);
     std::vector<int64_t> m(g.size());
     auto fit = [&] {
@@ -359,8 +348,7 @@ class Quantizer {
     return {std::max<int64_t>(m, 1), k};
   }
 
-  void QkAndCacheScales(int64_t i, const std::string& p, double sqrt_d,
-                        nlohmann::ordered_json& L) {
+  void QkAndCacheScales(int64_t i, const std::string& p, double sqrt_d, nlohmann::ordered_json& L) {
     const int64_t KV = c_.n_kv_heads, d = c_.head_dim;
     const std::vector<double> kmax = Stat(stats_.k_chan_max, i, KV * d);
     const std::vector<double> qmax = Stat(stats_.q_chan_max, i, KV * d);

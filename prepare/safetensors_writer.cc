@@ -59,8 +59,8 @@ void WriteSafetensorsPythonLayout(const std::string& path, std::vector<Safetenso
     for (int64_t s : t.shape) numel *= s;
     if (DTypeRank(t.dtype) < 0 ||
         static_cast<uint64_t>(numel * DTypeSize(t.dtype)) != t.bytes.size()) {
-      throw ArtifactError(path + ": tensor " + t.name + " has " +
-                          std::to_string(t.bytes.size()) + " bytes for its shape and dtype");
+      throw ArtifactError(path + ": tensor " + t.name + " has " + std::to_string(t.bytes.size()) +
+                          " bytes for its shape and dtype");
     }
     nlohmann::ordered_json e = nlohmann::ordered_json::object();
     e["dtype"] = DTypeName(t.dtype);
@@ -84,7 +84,8 @@ std::vector<uint8_t> LittleEndianF32(std::span<const float> values) {
   std::vector<uint8_t> out(values.size() * 4);
   for (size_t i = 0; i < values.size(); ++i) {
     const uint32_t bits = std::bit_cast<uint32_t>(values[i]);
-    for (int b = 0; b < 4; ++b) out[4 * i + static_cast<size_t>(b)] = static_cast<uint8_t>(bits >> (8 * b));
+    for (int b = 0; b < 4; ++b)
+      out[4 * i + static_cast<size_t>(b)] = static_cast<uint8_t>(bits >> (8 * b));
   }
   return out;
 }

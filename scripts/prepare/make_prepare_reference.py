@@ -26,7 +26,7 @@ the head, lm_head.weight dropped -- because DetLLM's prepare asserts tied embedd
 Usage (from the repository root, after scripts/build.sh; needs torch, transformers, safetensors
 and numpy from PyPI, none of them a runtime dependency):
   python3 scripts/prepare/make_prepare_reference.py --detllm /tmp/detllm_py \
-      --detverify build/cli/detverify --out tests/data/prepare [--with-06b]
+      --detverify build/cli/detverify --out tests/data/prepare [--with-06b | --only-06b]
 """
 import argparse
 import hashlib
@@ -214,11 +214,13 @@ def main():
     ap.add_argument("--detverify", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--with-06b", action="store_true")
+    ap.add_argument("--only-06b", action="store_true", help="regenerate the qwen3-0.6b case alone")
     args = ap.parse_args()
     args.detverify = os.path.abspath(args.detverify)
     with tempfile.TemporaryDirectory() as work:
-        case_hd128(args, work)
-        if args.with_06b:
+        if not args.only_06b:
+            case_hd128(args, work)
+        if args.with_06b or args.only_06b:
             case_06b(args, work)
 
 

@@ -34,9 +34,8 @@ TEST(CompareDetllm, PSmallIsDetllmsFidelityFixture) {
   const nlohmann::json fid = test::ReadJson(dir + "/fidelity.json");
   const auto ckpt = OpenHfCheckpoint(dir + "/hf");
   const auto held = LoadCalibrationIds(dir + "/heldout_ids.json", 0, 0, ckpt->config().vocab);
-  for (const auto& [name, artifact] :
-       std::vector<std::pair<std::string, std::string>>{{"base", "/detllm_artifact"},
-                                                        {"nosmooth", "/nosmooth/detllm_artifact"}}) {
+  for (const auto& [name, artifact] : std::vector<std::pair<std::string, std::string>>{
+           {"base", "/detllm_artifact"}, {"nosmooth", "/nosmooth/detllm_artifact"}}) {
     const nlohmann::json& want = fid["artifacts"][name];
     const CompareSummary s = Compare(dir + artifact, *ckpt, held.sequences);
     EXPECT_EQ(s.positions, want["positions"]) << name;
@@ -73,9 +72,9 @@ TEST(CompareDetllm, PSmallIsDetllmsFidelityFixture) {
 // with the built-in calibration (4 x 128 other random ids), smoothing on and off.
 struct SmoothingCase {
   const char* preset;
-  double min_agree_on;       // top-1 agreement with smoothing, at least
-  double min_gain;           // on minus off, at least (fraction of positions)
-  double max_kl_ratio;       // KL on / KL off, at most
+  double min_agree_on;  // top-1 agreement with smoothing, at least
+  double min_gain;      // on minus off, at least (fraction of positions)
+  double max_kl_ratio;  // KL on / KL off, at most
 };
 
 void PrintTo(const SmoothingCase& c, std::ostream* os) { *os << c.preset; }
@@ -99,11 +98,12 @@ TEST_P(SmoothingHelps, OnOutlierCheckpoints) {
     PrepareArtifact(*ckpt, o);
     (smooth ? on : off) = Compare(o.out_dir, *ckpt, held.sequences);
   }
-  std::printf("[ measured ] %s: top-1 agreement %lld/%lld smoothing on, %lld/%lld off; mean KL "
-              "%.5f on, %.5f off; rel. L2 %.4f on, %.4f off\n",
-              c.preset, static_cast<long long>(on.top1_agree), static_cast<long long>(on.positions),
-              static_cast<long long>(off.top1_agree), static_cast<long long>(off.positions),
-              on.kl_mean, off.kl_mean, on.rel_l2_mean, off.rel_l2_mean);
+  std::printf(
+      "[ measured ] %s: top-1 agreement %lld/%lld smoothing on, %lld/%lld off; mean KL "
+      "%.5f on, %.5f off; rel. L2 %.4f on, %.4f off\n",
+      c.preset, static_cast<long long>(on.top1_agree), static_cast<long long>(on.positions),
+      static_cast<long long>(off.top1_agree), static_cast<long long>(off.positions), on.kl_mean,
+      off.kl_mean, on.rel_l2_mean, off.rel_l2_mean);
   EXPECT_GE(on.top1_rate(), c.min_agree_on);
   EXPECT_GE(on.top1_rate() - off.top1_rate(), c.min_gain);
   EXPECT_LE(on.kl_mean, c.max_kl_ratio * off.kl_mean);

@@ -37,7 +37,8 @@ TEST(LogitStats, DequantizeIsLogitTimesHeadMantissaTimesRowScale) {
 }
 
 // Row scale 1 / 2^0 with head_m 1: the int logits are the real ones.
-void AddPlain(CompareAccumulator& acc, const std::vector<double>& f, const std::vector<int32_t>& i) {
+void AddPlain(CompareAccumulator& acc, const std::vector<double>& f,
+              const std::vector<int32_t>& i) {
   acc.Add(std::span<const double>(f), i, std::vector<int64_t>(f.size(), 1), 0, 1, 0);
 }
 

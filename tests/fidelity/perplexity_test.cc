@@ -17,8 +17,7 @@ namespace dv {
 namespace {
 
 std::vector<int32_t> HeldOut(int64_t vocab) {
-  const auto set =
-      LoadCalibrationIds(test::PSmallDir() + "/heldout_ids.json", 0, 0, vocab);
+  const auto set = LoadCalibrationIds(test::PSmallDir() + "/heldout_ids.json", 0, 0, vocab);
   std::vector<int32_t> ids;
   for (const auto& s : set.sequences) ids.insert(ids.end(), s.begin(), s.end());
   return ids;  // 512 tokens

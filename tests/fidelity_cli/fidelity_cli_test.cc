@@ -21,17 +21,17 @@ std::string LastLine(const std::string& s) {
 }
 
 TEST(CompareCli, TableAndJsonOnPSmall) {
-  const auto table = Detverify({"compare", "--artifact", PSmall() + "/detllm_artifact", "--hf",
-                                PSmall() + "/hf", "--ids", PSmall() + "/heldout_ids.json",
-                                "--quiet"});
+  const auto table =
+      Detverify({"compare", "--artifact", PSmall() + "/detllm_artifact", "--hf", PSmall() + "/hf",
+                 "--ids", PSmall() + "/heldout_ids.json", "--quiet"});
   ASSERT_EQ(table.code, 0) << table.err;
   EXPECT_NE(table.out.find("top-1 agreement                       464 / 512      90.62%"),
             std::string::npos)
       << table.out;
   EXPECT_NE(table.out.find("mean KL(float || int)"), std::string::npos);
-  const auto js = Detverify({"compare", "--artifact", PSmall() + "/nosmooth/detllm_artifact", "--hf",
-                             PSmall() + "/hf", "--ids", PSmall() + "/heldout_ids.json", "--json",
-                             "--samples", "4", "--quiet"});
+  const auto js = Detverify({"compare", "--artifact", PSmall() + "/nosmooth/detllm_artifact",
+                             "--hf", PSmall() + "/hf", "--ids", PSmall() + "/heldout_ids.json",
+                             "--json", "--samples", "4", "--quiet"});
   ASSERT_EQ(js.code, 0) << js.err;
   const auto j = nlohmann::json::parse(js.out);
   EXPECT_EQ(j["positions"], 256);
@@ -42,10 +42,11 @@ TEST(CompareCli, TableAndJsonOnPSmall) {
 }
 
 TEST(PplCli, IntAndFloatOnPSmall) {
-  for (const auto& model : {std::vector<std::string>{"--artifact", PSmall() + "/detllm_artifact"},
-                            std::vector<std::string>{"--hf", PSmall() + "/hf", "--dtype", "bf16"}}) {
-    std::vector<std::string> args = {"ppl", "--ids", PSmall() + "/heldout_ids.json", "--ctx", "64",
-                                     "--json", "--quiet"};
+  for (const auto& model :
+       {std::vector<std::string>{"--artifact", PSmall() + "/detllm_artifact"},
+        std::vector<std::string>{"--hf", PSmall() + "/hf", "--dtype", "bf16"}}) {
+    std::vector<std::string> args = {
+        "ppl", "--ids", PSmall() + "/heldout_ids.json", "--ctx", "64", "--json", "--quiet"};
     args.insert(args.end(), model.begin(), model.end());
     const auto r = Detverify(args);
     ASSERT_EQ(r.code, 0) << r.err;

@@ -133,6 +133,35 @@ TEST_F(E2E, QuickYieldsOneUniqueInt8HashAndOneStepRowPerStep) {
   EXPECT_GE(ok_runs, 4);
 }
 
+// The prepared fallback (the synthetic float checkpoint prepared with the built-in calibration):
+// every int8 row runs that artifact, loaded by each child from the cache folder the parent
+// prepared, and they agree.
+TEST_F(E2E, PreparedFallbackRunsThePreparedArtifact) {
+  std::stringstream text;
+  text << std::ifstream(quick_).rdbuf();
+  std::string yaml = text.str();
+  yaml.replace(yaml.find("synthetic:qwen3-tiny"), 20, "prepared:qwen3-tiny");
+  const std::string scenario = (dir_ / "prepared.yaml").string();
+  std::ofstream(scenario) << yaml;
+  const Result r = Detverify({"run", scenario, "--db", db_, "--json", "--config", "int8-ref-b1",
+                              "--config", "int8-cpu-b8", "--config", "int8-ref-split"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verdict"]["int8_runs"].get<int>(), 3);
+  EXPECT_EQ(j["verdict"]["int8_unique_logits_hashes"].get<int>(), 1);
+  EXPECT_NE(r.err.find("SYNTHETIC MODEL"), std::string::npos) << r.err;
+  db::RunStore store = db::RunStore::OpenReadOnly(db_);
+  ASSERT_EQ(store.Scenarios().size(), 1u);
+  for (const auto& run : store.Runs(store.Scenarios()[0].id, db::StepLoading::kWithSteps)) {
+    EXPECT_EQ(run.status, RunStatus::kOk) << run.configuration;
+    // tests/prepare/prepared_synthetic_test.cc pins these bytes.
+    EXPECT_EQ(run.artifact.id, "d9b6b5228f8679aeb1598bd3364a7078dfbc0285ba24b30a199797d17f4ec8bd")
+        << run.configuration;
+    EXPECT_EQ(run.artifact.source, "prepared:qwen3-tiny seed=0");
+    EXPECT_TRUE(run.artifact.synthetic);
+  }
+}
+
 // Every row records the plan its child ran (runs.config_json): the model's SHA-256, the prompt's
 // ids, the co-prompts' ids, the backend's level and thread count, as the parent resolved them.
 TEST_F(E2E, EveryRowRecordsThePlanItRan) {

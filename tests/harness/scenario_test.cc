@@ -78,6 +78,14 @@ const BadCase kBad[] = {
      "name: t\nmodel: { fallback: synthetic:qwen3-70b }\nprompt: { ids: [1] }\ngenerate: { "
      "max_new: 1 }\nconfigurations: [ { name: a, engine: int8 } ]\n",
      2, "unknown synthetic preset 'qwen3-70b'"},
+    {"unknown fallback kind",
+     "name: t\nmodel: { fallback: grown:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { "
+     "max_new: 1 }\nconfigurations: [ { name: a } ]\n",
+     2, "model.fallback must be synthetic:<preset> or prepared:<preset>, got 'grown:qwen3-tiny'"},
+    {"unknown prepared preset",
+     "name: t\nmodel: { fallback: prepared:qwen3-70b }\nprompt: { ids: [1] }\ngenerate: { "
+     "max_new: 1 }\nconfigurations: [ { name: a } ]\n",
+     2, "unknown prepared preset 'qwen3-70b'"},
     {"batch position outside",
      "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { "
      "max_new: 1 }\n"
@@ -243,6 +251,23 @@ TEST(Scenario, PlatformKeyAndCanonicalText) {
   EXPECT_NE(CanonicalScenarioText(se).find(R"("platform":"s390x")"), std::string::npos);
   fs::remove(plain);
   fs::remove(emulated);
+}
+
+// A prepared fallback is another model: its scenario text differs, while the texts (and so the
+// ids) of scenarios with a synthetic fallback keep their form.
+TEST(Scenario, PreparedFallbackAndCanonicalText) {
+  const std::string synthetic = WriteTemp(kGood);
+  std::string text = kGood;
+  text.replace(text.find("synthetic:"), 10, "prepared:");
+  const std::string prepared = WriteTemp(text);
+  const Scenario ss = LoadScenario(synthetic), sp = LoadScenario(prepared);
+  EXPECT_EQ(ss.model.fallback_kind, "synthetic");
+  EXPECT_EQ(sp.model.fallback_kind, "prepared");
+  EXPECT_EQ(sp.model.fallback_preset, "qwen3-tiny");
+  EXPECT_EQ(CanonicalScenarioText(ss).find("fallback_kind"), std::string::npos);
+  EXPECT_NE(CanonicalScenarioText(sp).find(R"("fallback_kind":"prepared")"), std::string::npos);
+  fs::remove(synthetic);
+  fs::remove(prepared);
 }
 
 TEST(Scenario, ShippedScenariosAreValid) {

@@ -75,7 +75,7 @@ const std::vector<Component>& LayerTable() {
        "calibration and quantization: a checkpoint in, an int artifact out (float side)"},
       {"harness",
        {"plan", "engine.io", "engine.core", "engine.backends", "float_engine", "checkpoint", "gguf",
-        "tokenizer", "fingerprint", "os", "db", "verdict", "base", "build_info"},
+        "prepare", "tokenizer", "fingerprint", "os", "db", "verdict", "base", "build_info"},
        "scenarios, run plans, the child runner, progress"},
       {"reports",
        {"verdict", "fidelity", "db", "fingerprint", "base", "build_info"},

@@ -34,8 +34,7 @@ CalibFixture PSmall() {
   const std::string dir = test::PSmallDir();
   CalibFixture f;
   f.checkpoint = OpenHfCheckpoint(dir + "/hf");
-  f.calibration =
-      LoadCalibrationIds(dir + "/calib_ids.json", 0, 0, f.checkpoint->config().vocab);
+  f.calibration = LoadCalibrationIds(dir + "/calib_ids.json", 0, 0, f.checkpoint->config().vocab);
   return f;
 }
 
@@ -66,8 +65,8 @@ TEST(CalibForward, PSmallStatisticsMatchDetllms) {
       const double rel = std::fabs(static_cast<double>(a[i]) / b[i] - 1.0);
       if (rel > worst) worst = rel, at = i;
     }
-    EXPECT_LE(worst, kMaxStatRelError) << name << "[" << at << "]: ours " << a[at] << ", DetLLM's "
-                                       << b[at];
+    EXPECT_LE(worst, kMaxStatRelError)
+        << name << "[" << at << "]: ours " << a[at] << ", DetLLM's " << b[at];
   }
 }
 
@@ -81,7 +80,8 @@ TEST(CalibForward, ThreadCountsGiveTheSameStatistics) {
     many.threads = threads;
     SaveCalibStats(CollectCalibStats(*f.checkpoint, f.calibration, many),
                    scratch.File(std::to_string(threads)));
-    EXPECT_EQ(Sha256FileHex(scratch.File(std::to_string(threads))), Sha256FileHex(scratch.File("1")))
+    EXPECT_EQ(Sha256FileHex(scratch.File(std::to_string(threads))),
+              Sha256FileHex(scratch.File("1")))
         << threads << " threads";
   }
 }
@@ -114,14 +114,16 @@ TEST_P(PSmallEndToEnd, WithinTheBoundsOfDetllmsArtifact) {
   EXPECT_TRUE(shifts.empty()) << test::Join(shifts);
   EXPECT_GE(d.int8_identical(), kMinInt8Identical) << test::Join(d.tensor_differences);
   EXPECT_GE(d.worst_int8_identical, kMinInt8IdenticalTensor) << d.worst_int8_tensor;
-  EXPECT_LE(static_cast<double>(d.int64_different), kMaxInt64Different * static_cast<double>(d.int64_total))
+  EXPECT_LE(static_cast<double>(d.int64_different),
+            kMaxInt64Different * static_cast<double>(d.int64_total))
       << test::Join(d.tensor_differences);
   EXPECT_EQ(d.int16_different, 0) << "RoPE tables";
-  std::printf("[ measured ] p-small %s: int8 %.6f%% identical (worst tensor %.4f%% %s), "
-              "%lld of %lld int64 constants differ\n",
-              smooth ? "smoothing" : "nosmooth", 100 * d.int8_identical(),
-              100 * d.worst_int8_identical, d.worst_int8_tensor.c_str(),
-              static_cast<long long>(d.int64_different), static_cast<long long>(d.int64_total));
+  std::printf(
+      "[ measured ] p-small %s: int8 %.6f%% identical (worst tensor %.4f%% %s), "
+      "%lld of %lld int64 constants differ\n",
+      smooth ? "smoothing" : "nosmooth", 100 * d.int8_identical(), 100 * d.worst_int8_identical,
+      d.worst_int8_tensor.c_str(), static_cast<long long>(d.int64_different),
+      static_cast<long long>(d.int64_total));
 }
 
 INSTANTIATE_TEST_SUITE_P(Smoothing, PSmallEndToEnd, ::testing::Bool(),

@@ -38,22 +38,6 @@ std::unique_ptr<FloatCheckpoint> TiedSynthetic(const test_files::ScratchDir& s,
   return OpenHfCheckpoint(s.File("tied"));
 }
 
-std::vector<std::string> TensorShaDifferences(const std::string& dir, const nlohmann::json& want) {
-  const MappedFile f = MappedFile::Open(dir + "/model.safetensors");
-  std::vector<std::string> out;
-  for (const auto& [name, v] : ParseSafetensors(f.bytes(), dir)) {
-    if (!want.contains(name)) {
-      out.push_back(name + " not in DetLLM's artifact");
-    } else if (Sha256Hex(v.bytes) != want[name].get<std::string>()) {
-      out.push_back(name);
-    }
-  }
-  if (out.empty() && want.size() != ParseSafetensors(f.bytes(), dir).size()) {
-    out.push_back("tensor count");
-  }
-  return out;
-}
-
 class Hd128Tied : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -84,7 +68,7 @@ TEST_F(Hd128Tied, DetllmsStatisticsGiveDetllmsArtifactsByteForByte) {
     const std::string got = FromDetllmStats(smooth);
     EXPECT_EQ(Sha256FileHex(got + "/model.safetensors"), want["model_safetensors_sha256"])
         << (smooth ? "smoothing" : "nosmooth") << ", tensors that differ:"
-        << test::Join(TensorShaDifferences(got, want["tensor_sha256"]));
+        << test::Join(test::TensorShaDifferences(got, want["tensor_sha256"]));
     std::vector<std::string> config;
     test::DiffJson("", test::ReadJson(got + "/config.json"), want["config"], config);
     EXPECT_TRUE(config.empty()) << test::Join(config);
@@ -113,18 +97,19 @@ TEST_F(Hd128Tied, OwnCalibrationWithinTheBoundsOfDetllms) {
   EXPECT_GE(d.worst_int8_identical, 0.999) << d.worst_int8_tensor;
   EXPECT_LE(static_cast<double>(d.int64_different), 0.005 * static_cast<double>(d.int64_total));
   EXPECT_EQ(d.int16_different, 0);
-  std::printf("[ measured ] qwen3-tiny-hd128-tied: int8 %.6f%% identical (worst tensor %.4f%%), "
-              "%lld of %lld int64 constants differ\n",
-              100 * d.int8_identical(), 100 * d.worst_int8_identical,
-              static_cast<long long>(d.int64_different), static_cast<long long>(d.int64_total));
+  std::printf(
+      "[ measured ] qwen3-tiny-hd128-tied: int8 %.6f%% identical (worst tensor %.4f%%), "
+      "%lld of %lld int64 constants differ\n",
+      100 * d.int8_identical(), 100 * d.worst_int8_identical,
+      static_cast<long long>(d.int64_different), static_cast<long long>(d.int64_total));
   // The statistics themselves.
   const CalibStats ours = LoadCalibStats(o.save_stats_path, checkpoint_->config());
   const CalibStats theirs = LoadCalibStats(
       CaseDir("qwen3-tiny-hd128-tied") + "/detllm_stats.safetensors", checkpoint_->config());
   const std::vector<std::pair<const std::vector<float>*, const std::vector<float>*>> pairs = {
-      {&ours.k_chan_max, &theirs.k_chan_max},   {&ours.q_chan_max, &theirs.q_chan_max},
-      {&ours.v_max, &theirs.v_max},             {&ours.attn_in_max, &theirs.attn_in_max},
-      {&ours.mlp_in_max, &theirs.mlp_in_max},   {&ours.down_in_max, &theirs.down_in_max},
+      {&ours.k_chan_max, &theirs.k_chan_max}, {&ours.q_chan_max, &theirs.q_chan_max},
+      {&ours.v_max, &theirs.v_max},           {&ours.attn_in_max, &theirs.attn_in_max},
+      {&ours.mlp_in_max, &theirs.mlp_in_max}, {&ours.down_in_max, &theirs.down_in_max},
       {&ours.o_in_max, &theirs.o_in_max}};
   for (size_t p = 0; p < pairs.size(); ++p) {
     for (size_t i = 0; i < pairs[p].first->size(); ++i) {

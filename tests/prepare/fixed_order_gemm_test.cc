@@ -28,7 +28,8 @@ std::vector<double> Plain(const std::vector<double>& x, const std::vector<double
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       double s = 0.0;
-      for (int64_t t = 0; t < k; ++t) s = s + x[static_cast<size_t>(i * k + t)] * w[static_cast<size_t>(t * n + j)];
+      for (int64_t t = 0; t < k; ++t)
+        s = s + x[static_cast<size_t>(i * k + t)] * w[static_cast<size_t>(t * n + j)];
       y[static_cast<size_t>(i * n + j)] = s;
     }
   }

@@ -86,8 +86,8 @@ TEST(PortableMath, PowCorrectlyRounded) {
     const bool rope = i % 2 == 0;
     const double x = rope ? Uniform(rng, 1e3, 1e7) : std::exp2(Uniform(rng, -20.0, 14.0));
     const double y = rope ? -Uniform(rng, 0.0, 2.0) : Uniform(rng, 0.0, 1.0);
-    const double e = UlpError(pmath::Pow(x, y), std::pow(static_cast<long double>(x),
-                                                         static_cast<long double>(y)));
+    const double e = UlpError(pmath::Pow(x, y),
+                              std::pow(static_cast<long double>(x), static_cast<long double>(y)));
     if (e > worst) worst = e, at_x = x, at_y = y;
   }
   EXPECT_LE(worst, kCorrectlyRounded) << "at " << at_x << "^" << at_y;

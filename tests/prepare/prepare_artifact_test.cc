@@ -47,9 +47,9 @@ PrepareOptions Builtin(const FloatCheckpoint& ckpt, const std::string& out, int6
 }
 
 // The one-line error of preparing `hf` into <scratch>/out, checking that nothing was written.
-std::string PrepareError(const ScratchDir& scratch, const std::string& hf,
-                         const std::function<void(PrepareOptions&, const FloatCheckpoint&)>& edit =
-                             nullptr) {
+std::string PrepareError(
+    const ScratchDir& scratch, const std::string& hf,
+    const std::function<void(PrepareOptions&, const FloatCheckpoint&)>& edit = nullptr) {
   const auto before = Entries(scratch.Path());
   std::string error;
   try {
@@ -151,17 +151,15 @@ TEST(PrepareArtifact, ForceReplacesAnExistingFolderOtherwiseRefused) {
 TEST(PrepareArtifact, OutputParentMustExist) {
   ScratchDir s("prepare-parent");
   test::WriteHfFolder(s.File("hf"), FolderSpec{});
-  const std::string e = PrepareError(s, s.File("hf"), [&](PrepareOptions& o, const auto&) {
-    o.out_dir = s.File("no/such/out");
-  });
+  const std::string e = PrepareError(
+      s, s.File("hf"), [&](PrepareOptions& o, const auto&) { o.out_dir = s.File("no/such/out"); });
   EXPECT_TRUE(Contains(e, "no such folder")) << e;
 }
 
 // ---- hostile checkpoints ----
 
 // A checkpoint folder whose tensor `name` has its element `at` replaced by the BF16 bits.
-std::string WithBf16Value(const ScratchDir& s, const std::string& name, int64_t at,
-                          uint16_t bits) {
+std::string WithBf16Value(const ScratchDir& s, const std::string& name, int64_t at, uint16_t bits) {
   FolderSpec spec;
   auto tensors = test::SpecTensors(spec);
   TensorData& t = tensors.at(name);
@@ -175,9 +173,11 @@ std::string WithBf16Value(const ScratchDir& s, const std::string& name, int64_t 
 
 TEST(PrepareHostile, NanWeight) {
   ScratchDir s("hostile");
-  const std::string e = PrepareError(s, WithBf16Value(s, "model.layers.1.mlp.down_proj.weight", 5, 0x7FC0));
-  EXPECT_TRUE(Contains(e, "model.safetensors: tensor model.layers.1.mlp.down_proj.weight holds a "
-                          "NaN or infinity (element 5)"))
+  const std::string e =
+      PrepareError(s, WithBf16Value(s, "model.layers.1.mlp.down_proj.weight", 5, 0x7FC0));
+  EXPECT_TRUE(Contains(e,
+                       "model.safetensors: tensor model.layers.1.mlp.down_proj.weight holds a "
+                       "NaN or infinity (element 5)"))
       << e;
 }
 
@@ -190,7 +190,8 @@ TEST(PrepareHostile, InfiniteWeight) {
 
 TEST(PrepareHostile, NanGamma) {
   ScratchDir s("hostile");
-  const std::string e = PrepareError(s, WithBf16Value(s, "model.layers.0.self_attn.q_norm.weight", 1, 0xFFC1));
+  const std::string e =
+      PrepareError(s, WithBf16Value(s, "model.layers.0.self_attn.q_norm.weight", 1, 0xFFC1));
   EXPECT_TRUE(Contains(e, "model.layers.0.self_attn.q_norm.weight holds a NaN or infinity")) << e;
 }
 
@@ -279,8 +280,9 @@ TEST(PrepareHostile, StatisticsBeyondFloat32) {
   ScratchDir s("hostile");
   FolderSpec spec;
   auto tensors = test::SpecTensors(spec);
-  for (const char* name : {"model.layers.0.mlp.gate_proj.weight", "model.layers.0.mlp.up_proj.weight",
-                           "model.layers.0.mlp.down_proj.weight"}) {
+  for (const char* name :
+       {"model.layers.0.mlp.gate_proj.weight", "model.layers.0.mlp.up_proj.weight",
+        "model.layers.0.mlp.down_proj.weight"}) {
     TensorData& t = tensors.at(name);
     for (size_t i = 0; i + 1 < t.bytes.size(); i += 2) {
       t.bytes[i] = 0x7F, t.bytes[i + 1] = 0x7F;  // BF16 3.39e38
@@ -290,8 +292,9 @@ TEST(PrepareHostile, StatisticsBeyondFloat32) {
   }
   test::WriteHfFolder(s.File("hf"), spec);
   const std::string e = PrepareError(s, s.File("hf"));
-  EXPECT_TRUE(Contains(e, "hf: the calibration maximum down_in_max of layer 0 lies beyond "
-                          "float32's range (1.95e+78)"))
+  EXPECT_TRUE(Contains(e,
+                       "hf: the calibration maximum down_in_max of layer 0 lies beyond "
+                       "float32's range (1.95e+78)"))
       << e;
 }
 
@@ -307,8 +310,9 @@ TEST(PrepareHostile, CalibrationIdsOutOfRange) {
   } catch (const ArtifactError& x) {
     e = x.what();
   }
-  EXPECT_TRUE(Contains(e, "ids.json: token id 16 (sequence 1, position 1) is outside the "
-                          "checkpoint's vocabulary [0, 16)"))
+  EXPECT_TRUE(Contains(e,
+                       "ids.json: token id 16 (sequence 1, position 1) is outside the "
+                       "checkpoint's vocabulary [0, 16)"))
       << e;
 }
 
@@ -380,8 +384,9 @@ TEST(PrepareHostile, BadStatistics) {
   EXPECT_EQ(load_error(ok), "");
   CalibStats nan = ok;
   nan.mlp_in_max[3] = std::numeric_limits<float>::quiet_NaN();
-  EXPECT_TRUE(Contains(load_error(nan), "stats.safetensors: mlp_in_max element 3 is not a finite "
-                                        "maximum >= 0"));
+  EXPECT_TRUE(Contains(load_error(nan),
+                       "stats.safetensors: mlp_in_max element 3 is not a finite "
+                       "maximum >= 0"));
   CalibStats negative = ok;
   negative.k_chan_max[0] = -1.0f;
   EXPECT_TRUE(Contains(load_error(negative), "k_chan_max element 0"));

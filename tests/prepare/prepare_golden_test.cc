@@ -44,8 +44,8 @@ TEST_P(PreparedSynthetic, SameBytesAtEveryGemmLevel) {
   for (GemmIsa isa : SupportedGemmIsas()) {
     PrepareOptions o;
     o.out_dir = scratch.File(std::string("int8-") + GemmIsaName(isa));
-    o.calibration = BuiltinCalibration(checkpoint->config().vocab, kBuiltinCalibSamples,
-                                       kBuiltinCalibLen);
+    o.calibration =
+        BuiltinCalibration(checkpoint->config().vocab, kBuiltinCalibSamples, kBuiltinCalibLen);
     o.recipe.model_id = pin.preset;
     o.isa = isa;
     o.threads = 2;
@@ -56,12 +56,11 @@ TEST_P(PreparedSynthetic, SameBytesAtEveryGemmLevel) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Presets, PreparedSynthetic, ::testing::ValuesIn(kPins),
-                         [](const auto& p) {
-                           std::string n = p.param.preset;
-                           for (char& c : n) c = c == '-' || c == '.' ? '_' : c;
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Presets, PreparedSynthetic, ::testing::ValuesIn(kPins), [](const auto& p) {
+  std::string n = p.param.preset;
+  for (char& c : n) c = c == '-' || c == '.' ? '_' : c;
+  return n;
+});
 
 }  // namespace
 }  // namespace dv

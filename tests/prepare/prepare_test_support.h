@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/sha256.h"
 #include "engine/safetensors.h"
 #include "tests/support/scratch_files.h"
 
@@ -61,7 +62,8 @@ struct ArtifactDiff {
   std::vector<std::string> tensor_differences;   // "name: n of m" for each differing tensor
 
   double int8_identical() const {
-    return int8_total ? 1.0 - static_cast<double>(int8_different) / static_cast<double>(int8_total) : 1.0;
+    return int8_total ? 1.0 - static_cast<double>(int8_different) / static_cast<double>(int8_total)
+                      : 1.0;
   }
 };
 
@@ -108,9 +110,12 @@ inline ArtifactDiff DiffArtifacts(const std::string& got, const std::string& wan
     const int64_t size = DTypeSize(a.dtype), n = a.numel();
     int64_t diff = 0;
     for (int64_t i = 0; i < n; ++i) {
-      diff += ReadLeInt(a.bytes.data() + i * size, size) != ReadLeInt(b.bytes.data() + i * size, size);
+      diff +=
+          ReadLeInt(a.bytes.data() + i * size, size) != ReadLeInt(b.bytes.data() + i * size, size);
     }
-    if (diff) d.tensor_differences.push_back(name + ": " + std::to_string(diff) + " of " + std::to_string(n));
+    if (diff)
+      d.tensor_differences.push_back(name + ": " + std::to_string(diff) + " of " +
+                                     std::to_string(n));
     if (a.dtype == DType::kI8) {
       d.int8_total += n;
       d.int8_different += diff;
@@ -129,6 +134,24 @@ inline ArtifactDiff DiffArtifacts(const std::string& got, const std::string& wan
   DiffJson("", ReadJson(got + "/config.json"), ReadJson(want + "/config.json"),
            d.config_differences);
   return d;
+}
+
+// The tensors of the artifact `dir` whose SHA-256 differs from `want` (name -> hex digest).
+inline std::vector<std::string> TensorShaDifferences(const std::string& dir,
+                                                     const nlohmann::json& want) {
+  const MappedFile f = MappedFile::Open(dir + "/model.safetensors");
+  std::vector<std::string> out;
+  for (const auto& [name, v] : ParseSafetensors(f.bytes(), dir)) {
+    if (!want.contains(name)) {
+      out.push_back(name + " not in DetLLM's artifact");
+    } else if (Sha256Hex(v.bytes) != want[name].get<std::string>()) {
+      out.push_back(name);
+    }
+  }
+  if (out.empty() && want.size() != ParseSafetensors(f.bytes(), dir).size()) {
+    out.push_back("tensor count");
+  }
+  return out;
 }
 
 inline std::string Join(const std::vector<std::string>& v) {

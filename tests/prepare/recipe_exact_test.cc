@@ -56,7 +56,8 @@ class PSmallExact : public ::testing::TestWithParam<Variant> {
 
 TEST_P(PSmallExact, ModelSafetensorsIsDetllmsByteForByte) {
   const std::string got = Prepare();
-  EXPECT_EQ(Sha256FileHex(got + "/model.safetensors"), Sha256FileHex(Want() + "/model.safetensors"));
+  EXPECT_EQ(Sha256FileHex(got + "/model.safetensors"),
+            Sha256FileHex(Want() + "/model.safetensors"));
   const test::ArtifactDiff d = test::DiffArtifacts(got, Want());
   EXPECT_EQ(d.int8_different + d.int16_different + d.int64_different, 0)
       << test::Join(d.tensor_differences);
@@ -97,7 +98,8 @@ TEST_P(PSmallExact, RunsToDetllmsHashes) {
   std::vector<const nlohmann::json*> blocks;
   for (const auto& row : expected["batch"]["row_layout"]) {
     const bool ours = row.value("is_fixture_prompt", false);
-    prompts.push_back((ours ? expected["prompt_ids"] : row["prompt_ids"]).get<std::vector<int32_t>>());
+    prompts.push_back(
+        (ours ? expected["prompt_ids"] : row["prompt_ids"]).get<std::vector<int32_t>>());
     blocks.push_back(ours ? &expected : &row);
   }
   for (const auto& [name, backend] : test::EveryExecutionPath()) {

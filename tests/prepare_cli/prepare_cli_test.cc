@@ -33,8 +33,7 @@ TEST(PrepareCli, DetllmsStatisticsGiveDetllmsArtifact) {
   ScratchDir s("prepare-cli");
   const auto r = Detverify({"prepare", "--hf", PSmall() + "/hf", "--out", s.File("out"),
                             "--calib-stats", PSmall() + "/calib_stats.safetensors",
-                            "--calib-samples", "16", "--calib-len", "64", "--model-id",
-                            "p-small"});
+                            "--calib-samples", "16", "--calib-len", "64", "--model-id", "p-small"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(FirstWord(r.out), "cd7ac0e1e4d5bd24a3b40ac5b33d928818f7e3ad10931929b144d5bc630ebcc5");
   EXPECT_NE(r.out.find(s.File("out") + "/model.safetensors"), std::string::npos) << r.out;
@@ -69,8 +68,9 @@ TEST(PrepareCli, CalibrationIdsJsonAndSavedStatistics) {
 TEST(PrepareCli, TextCalibrationWithTheCheckpointsTokenizer) {
   ScratchDir s("prepare-cli");
   fs::copy(PSmall() + "/hf", s.File("hf"));
-  fleet_testing::WriteFile(s.File("hf/tokenizer.json"),
-                           tok::testing::SyntheticTokenizerJson({}, nlohmann::json::array()).dump());
+  fleet_testing::WriteFile(
+      s.File("hf/tokenizer.json"),
+      tok::testing::SyntheticTokenizerJson({}, nlohmann::json::array()).dump());
   std::string text;
   for (int i = 0; i < 40; ++i) text += "Shall I compare thee to a summer's day? ";
   fleet_testing::WriteFile(s.File("calib.txt"), text);
@@ -84,11 +84,12 @@ TEST(PrepareCli, TextCalibrationWithTheCheckpointsTokenizer) {
   EXPECT_EQ(config["prepare"]["calibration"]["kind"], "text");
   EXPECT_EQ(config["prepare"]["calibration"]["source"], "calib.txt");
   // Too short a text for the samples asked.
-  const auto shorter = Detverify({"prepare", "--hf", s.File("hf"), "--out", s.File("out2"),
-                                  "--calib", s.File("calib.txt")});
+  const auto shorter = Detverify(
+      {"prepare", "--hf", s.File("hf"), "--out", s.File("out2"), "--calib", s.File("calib.txt")});
   EXPECT_EQ(shorter.code, 2);
-  EXPECT_NE(LastLine(shorter.err).find("calib.txt: gives 1600 tokens; --calib-samples 48 x "
-                                       "--calib-len 1024 needs 49152"),
+  EXPECT_NE(LastLine(shorter.err)
+                .find("calib.txt: gives 1600 tokens; --calib-samples 48 x "
+                      "--calib-len 1024 needs 49152"),
             std::string::npos)
       << shorter.err;
   EXPECT_FALSE(fs::exists(s.File("out2")));
@@ -96,7 +97,8 @@ TEST(PrepareCli, TextCalibrationWithTheCheckpointsTokenizer) {
 
 TEST(PrepareCli, BuiltinCalibrationWarns) {
   ScratchDir s("prepare-cli");
-  const auto r = Detverify({"prepare", "--hf", PSmall() + "/hf", "--out", s.File("out"), "--quiet"});
+  const auto r =
+      Detverify({"prepare", "--hf", PSmall() + "/hf", "--out", s.File("out"), "--quiet"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("warning: no --calib or --calib-ids given"), std::string::npos) << r.err;
 }
