@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <random>
@@ -313,8 +315,21 @@ TEST(DbProcessSafety, KilledMergeLeavesTheOutputWholeOrUnchanged) {
   }
   const std::string existing = dir.File("existing.db");
   { RunStore::Open(existing).RecordRun(MakeRun("old", 64)); }
+  // The kill moments are drawn from the time one merge takes on this machine and build (the
+  // slowest of three unkilled merges into a new output): a fixed window would land after most
+  // merges had finished on a fast build, and the test would prove nothing about mid-merge kills.
+  int64_t merge_us = 0;
+  for (int i = 0; i < 3; ++i) {
+    const std::string out = dir.File("timed-" + std::to_string(i) + ".db");
+    const auto t0 = std::chrono::steady_clock::now();
+    MergeDatabases({input}, out);
+    merge_us = std::max<int64_t>(merge_us, std::chrono::duration_cast<std::chrono::microseconds>(
+                                               std::chrono::steady_clock::now() - t0)
+                                               .count());
+  }
+  std::printf("one merge: %.1f ms\n", static_cast<double>(merge_us) / 1e3);
   std::mt19937 random(20260131);
-  std::uniform_int_distribution<int> delay_us(0, 60000);
+  std::uniform_int_distribution<int64_t> delay_us(0, merge_us * 8 / 10);
   int mid_merge = 0;
   constexpr int kTrials = 100;
   for (int trial = 0; trial < kTrials; ++trial) {
