@@ -12,8 +12,10 @@
 namespace dv::cli {
 
 void ModelOptions::AddTo(CLI::App* cmd) {
-  auto* a = cmd->add_option("--artifact", artifact, "int artifact folder (model.safetensors + config.json)");
-  auto* p = cmd->add_option("--preset", preset, "built-in synthetic model: qwen3-tiny | qwen3-0.6b (float engine: also "
+  auto* a = cmd->add_option("--artifact", artifact,
+                            "int artifact folder (model.safetensors + config.json)");
+  auto* p = cmd->add_option("--preset", preset,
+                            "built-in synthetic model: qwen3-tiny | qwen3-0.6b (float engine: also "
                             "qwen3-tiny-hd128)");
   a->excludes(p);
 #ifndef DV_CLI_ENGINE_ONLY
@@ -31,8 +33,9 @@ std::unique_ptr<Artifact> ModelOptions::Load(std::string* source) const {
     return Artifact::Load(artifact);
   }
   if (!hf.empty()) {
-    throw UsageError("--hf is a float checkpoint: run it with --engine float (the int8 engine "
-                     "needs an int artifact, --artifact DIR or --preset NAME)");
+    throw UsageError(
+        "--hf is a float checkpoint: run it with --engine float (the int8 engine "
+        "needs an int artifact, --artifact DIR or --preset NAME)");
   }
   if (preset.empty()) throw UsageError("give --artifact DIR or --preset NAME");
   if (source) *source = "synthetic:" + preset + " seed=" + std::to_string(seed);
@@ -48,8 +51,9 @@ std::unique_ptr<FloatCheckpoint> ModelOptions::LoadFloat(std::string* source) co
     return OpenHfCheckpoint(hf);
   }
   if (!artifact.empty()) {
-    throw UsageError("--artifact is an int artifact, which the float engine cannot run: give "
-                     "--hf DIR (a Hugging Face checkpoint) or --preset NAME");
+    throw UsageError(
+        "--artifact is an int artifact, which the float engine cannot run: give "
+        "--hf DIR (a Hugging Face checkpoint) or --preset NAME");
   }
   if (preset.empty()) throw UsageError("give --hf DIR or --preset NAME");
   if (source) *source = "synthetic-hf:" + preset + " seed=" + std::to_string(seed);

@@ -10,8 +10,8 @@ namespace dv {
 struct CoPromptSpec {
   uint64_t seed = 1234;
   int64_t count = 7;
-  int64_t min_len = 5, max_len = 40;        // inclusive
-  int64_t min_id = 100, max_id = 50000;     // inclusive, clamped to the vocabulary
+  int64_t min_len = 5, max_len = 40;     // inclusive
+  int64_t min_id = 100, max_id = 50000;  // inclusive, clamped to the vocabulary
 };
 
 // `spec.count` prompts; ids are clamped to [0, vocab - 1].

@@ -25,8 +25,9 @@ struct WrapCounter {
 inline constexpr int64_t kMantissaBits = 16;
 inline constexpr int64_t kMantissaLo = int64_t{1} << (kMantissaBits - 1);  // 2^15
 inline constexpr int64_t kMantissaHi = int64_t{1} << kMantissaBits;        // 2^16
-inline constexpr int64_t kResidualMaxBits = 30;  // max|h| <= 2^30 after renorm (2^31-1 rounds to 2^30)
-inline constexpr int64_t kResidualUpBits = 26;   // exact up-shift targets MSB 26
+inline constexpr int64_t kResidualMaxBits =
+    30;  // max|h| <= 2^30 after renorm (2^31-1 rounds to 2^30)
+inline constexpr int64_t kResidualUpBits = 26;      // exact up-shift targets MSB 26
 inline constexpr int64_t kRowColPreShiftBits = 45;  // requant_i8_rowcol headroom guard
 
 // round(num * 2^e / den), ties away from zero: the numerator or the denominator is shifted left.
@@ -104,9 +105,9 @@ DV_INLINE int64_t RequantI32Common(const int32_t* p, const int64_t* col_m, int64
 // Requantizes an int64 row P[n] times col_m[n] straight to per-row int8 (division based, full
 // +-127 range), after a rounded pre-shift that keeps |s|*127 inside int64 (45-bit guard).
 // Returns the row scale (m, row_k + col_k + e - sh). `s` is scratch of n int64.
-DV_INLINE Dyadic RequantI8RowCol(const int64_t* p, const int64_t* col_m, int64_t n,
-                                 int64_t row_m, int64_t row_k, int64_t col_k, int64_t* s,
-                                 int8_t* y8, WrapCounter* wraps = nullptr) {
+DV_INLINE Dyadic RequantI8RowCol(const int64_t* p, const int64_t* col_m, int64_t n, int64_t row_m,
+                                 int64_t row_k, int64_t col_k, int64_t* s, int8_t* y8,
+                                 WrapCounter* wraps = nullptr) {
   int64_t a = 1;
   for (int64_t i = 0; i < n; ++i) {
     s[i] = WrapMul(p[i], col_m[i]);
@@ -128,13 +129,12 @@ DV_INLINE Dyadic RequantI8RowCol(const int64_t* p, const int64_t* col_m, int64_t
 
 // One element to int8 at a static dyadic scale s_m / 2^s_k with a single rounding:
 // sat(rhad(P*col_m*row_m << max(-shift,0), s_m << max(shift,0))), shift = row_k+col_k-s_k.
-DV_INLINE constexpr int8_t RequantI8Static(int64_t p, int64_t row_m, int64_t row_k,
-                                           int64_t col_m, int64_t col_k, int64_t s_m,
-                                           int64_t s_k) {
+DV_INLINE constexpr int8_t RequantI8Static(int64_t p, int64_t row_m, int64_t row_k, int64_t col_m,
+                                           int64_t col_k, int64_t s_m, int64_t s_k) {
   const int64_t num = WrapMul(WrapMul(p, col_m), row_m);
   const int64_t shift = WrapSub(WrapAdd(row_k, col_k), s_k);
-  return SaturateToInt8(RoundHalfAwayDiv(ShiftLeftWrap(num, Max(-shift, 0)),
-                                         ShiftLeftWrap(s_m, Max(shift, 0))));
+  return SaturateToInt8(
+      RoundHalfAwayDiv(ShiftLeftWrap(num, Max(-shift, 0)), ShiftLeftWrap(s_m, Max(shift, 0))));
 }
 
 // Residual stream: int32 h with per-row scale 2^-k_res (m = 1).
@@ -159,15 +159,15 @@ DV_INLINE int64_t ResidualRenormWith(ValueFn value, int64_t n, int64_t k_res, in
 // h = renorm(d * dm) at scale 2^-dk (embedding rows). Returns k_res.
 template <typename T>
 DV_INLINE int64_t ResidualFromDelta(const T* d, int64_t n, int64_t dm, int64_t dk, int32_t* h) {
-  return ResidualRenormWith(
-      [&](int64_t i) { return WrapMul(static_cast<int64_t>(d[i]), dm); }, n, dk, h);
+  return ResidualRenormWith([&](int64_t i) { return WrapMul(static_cast<int64_t>(d[i]), dm); }, n,
+                            dk, h);
 }
 
 // h (scale 2^-k_res) += d * dm / 2^dk, in place. The delta is aligned to k_res (rounded down
 // when finer, shifted up exactly when coarser); h itself is never shifted before the add.
 // Returns the new k_res.
-DV_INLINE int64_t ResidualAdd(int32_t* h, int64_t n, int64_t k_res, const int32_t* d,
-                              int64_t dm, int64_t dk) {
+DV_INLINE int64_t ResidualAdd(int32_t* h, int64_t n, int64_t k_res, const int32_t* d, int64_t dm,
+                              int64_t dk) {
   const int64_t rel = WrapSub(dk, k_res);
   const int64_t down = Max(rel, 0);
   const int64_t up = Max(WrapNeg(rel), 0);

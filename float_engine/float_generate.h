@@ -9,8 +9,8 @@
 #include <span>
 #include <vector>
 
-#include "engine/generate.h"
 #include "base/hash_chain.h"
+#include "engine/generate.h"
 #include "float_engine/float_model.h"
 
 namespace dv {

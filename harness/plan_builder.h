@@ -24,7 +24,7 @@ namespace dv::harness {
 // (its rows skipped with `float_missing`) when it has neither.
 struct ResolvedModel {
   std::unique_ptr<Artifact> artifact;  // null when the int side is absent
-  std::string source;                  // "artifact:<dir name>", "synthetic:<preset> seed=<n>", "prepared:..."
+  std::string source;  // "artifact:<dir name>", "synthetic:<preset> seed=<n>", "prepared:..."
   bool synthetic = false;
   bool fallback_used = false;  // the artifact was named but absent
   std::string artifact_path;   // the path that was looked for (may be empty)

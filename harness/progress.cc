@@ -34,12 +34,14 @@ void Progress::Start(size_t index, size_t total, const std::string& config) {
 }
 
 void Progress::Step(int64_t done, int64_t total) {
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const double rate = secs > 0 ? static_cast<double>(done) / secs : 0.0;
   if (tty_) {
     const double eta = rate > 0 ? static_cast<double>(total - done) / rate : 0.0;
     std::fprintf(out_, "\r\033[K%s  step %lld/%lld  %.1f tok/s  ETA %s", label_.c_str(),
-                 static_cast<long long>(done), static_cast<long long>(total), rate, Duration(eta).c_str());
+                 static_cast<long long>(done), static_cast<long long>(total), rate,
+                 Duration(eta).c_str());
     line_open_ = true;
     std::fflush(out_);
   } else if (total > 0) {

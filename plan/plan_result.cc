@@ -2,8 +2,8 @@
 
 #include <optional>
 
-#include "base/sha256.h"
 #include "base/hash_chain.h"
+#include "base/sha256.h"
 
 namespace dv::plan {
 

@@ -88,8 +88,8 @@ void Rows(const MatmulI8Args& args, int64_t r, const uint8_t* panel, int64_t col
 }
 
 // Rows [r, r + rows) against one panel, 1 <= rows <= kMaxRows.
-void RowBlock(const MatmulI8Args& args, int64_t r, int64_t rows, const uint8_t* panel,
-              int64_t col0, int64_t cols) {
+void RowBlock(const MatmulI8Args& args, int64_t r, int64_t rows, const uint8_t* panel, int64_t col0,
+              int64_t cols) {
   switch (rows) {
     case 1:
       Rows<1>(args, r, panel, col0, cols);

@@ -9,7 +9,6 @@ namespace dv {
 std::unique_ptr<Backend> MakeReferenceBackend();
 
 // c[m, n] = a[m, k] * w8t[k, n] in int32, the obvious triple loop.
-void MatmulI8Ref(const int8_t* a, int64_t m, int64_t k, const int8_t* w8t, int64_t n,
-                 int32_t* c);
+void MatmulI8Ref(const int8_t* a, int64_t m, int64_t k, const int8_t* w8t, int64_t n, int32_t* c);
 
 }  // namespace dv

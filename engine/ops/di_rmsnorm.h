@@ -33,7 +33,8 @@ DV_INLINE void DiRmsNormT(const T* x, int64_t n, Out* y, const int64_t* gamma_m)
   const int64_t rms = Max(Isqrt(RoundHalfAwayDiv(ssum, n)), 1);
   for (int64_t i = 0; i < n; ++i) {
     const int64_t xp = detail::NormPreShift(static_cast<int64_t>(x[i]), sh);
-    const int32_t v = static_cast<int32_t>(RoundHalfAwayDiv(ShiftLeftWrap(xp, kNormOutFracBits), rms));
+    const int32_t v =
+        static_cast<int32_t>(RoundHalfAwayDiv(ShiftLeftWrap(xp, kNormOutFracBits), rms));
     if (gamma_m == nullptr) {
       y[i] = static_cast<Out>(v);
     } else {

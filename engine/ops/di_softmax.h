@@ -11,7 +11,7 @@
 
 namespace dv {
 
-inline constexpr int64_t kProbBits = 15;                          // P_OUT_BITS
+inline constexpr int64_t kProbBits = 15;                            // P_OUT_BITS
 inline constexpr int64_t kProbOne = int64_t{1} << (kProbBits - 1);  // 2^14 = probability 1.0
 
 // scores: [n] int32 at row scale (m, k); valid: [n] (nonzero = visible; null = all visible);

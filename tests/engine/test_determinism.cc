@@ -11,7 +11,8 @@
 namespace dv {
 namespace {
 
-const std::vector<int32_t> kPrompt = {11, 48, 85, 122, 159, 196, 233, 270, 307, 344, 381, 418, 455, 492, 17, 54, 91, 128, 165};
+const std::vector<int32_t> kPrompt = {11,  48,  85,  122, 159, 196, 233, 270, 307, 344,
+                                      381, 418, 455, 492, 17,  54,  91,  128, 165};
 constexpr int64_t kSteps = 48;
 
 class Determinism : public ::testing::Test {

@@ -6,7 +6,8 @@
 // requires a spec-version bump (docs/SPEC.md), never an edit of these lines.
 // Regenerate (after a bump) with:
 //   detverify synth --preset qwen3-tiny --seed 0 --out /tmp/t && sha256sum /tmp/t/model.safetensors
-//   detverify generate --preset qwen3-tiny --seed 0 --prompt-ids 1,2,3,4,5,6,7,8 --max-new 64 --json
+//   detverify generate --preset qwen3-tiny --seed 0 --prompt-ids 1,2,3,4,5,6,7,8 --max-new 64
+//   --json
 #include <gtest/gtest.h>
 
 #include "engine/generate.h"
@@ -26,7 +27,9 @@ struct Golden {
 
 // The chains depend on the prompt 1..8 below.
 constexpr Golden kGoldens[] = {
-    {"qwen3-tiny", "b0b408ef285842b3942574761d352a9565812e5b563f8fd94d8ff99ec6f29748", 64, "ad39b0272a47c6fc9bedfe006995fc3fd83de9e70b3c652445b2bddf0d288539", "fd16f41860c31ac800447236ca0b64c23bede8d4d82a2799e4b03d0b313388b3"},
+    {"qwen3-tiny", "b0b408ef285842b3942574761d352a9565812e5b563f8fd94d8ff99ec6f29748", 64,
+     "ad39b0272a47c6fc9bedfe006995fc3fd83de9e70b3c652445b2bddf0d288539",
+     "fd16f41860c31ac800447236ca0b64c23bede8d4d82a2799e4b03d0b313388b3"},
 };
 
 // gtest prints the parameter in test names; the preset says which one.

@@ -12,9 +12,9 @@
 #include <climits>
 #include <span>
 
+#include "base/hash_chain.h"
 #include "engine/backends/backend_registry.h"
 #include "engine/generate.h"
-#include "base/hash_chain.h"
 #include "harness/plan_builder.h"
 #include "harness/scenario.h"
 #include "tests/reports/fleet_fixtures.h"
