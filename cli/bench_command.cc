@@ -759,8 +759,8 @@ void SetupBenchCommand(CLI::App& app, CommandContext& ctx) {
       "bench", "prefill/decode throughput, memory bandwidth and the decode roofline");
   opt->model.AddTo(cmd);
   cmd->add_option("--engine", opt->engine,
-                  "int8 (the integer engine) | float (fp32/bf16 through OpenBLAS; --hf DIR or "
-                  "--preset)")
+                  "int8 (the integer engine) | float (fp32/bf16 through OpenBLAS; --hf DIR, "
+                  "--gguf FILE or --preset)")
       ->capture_default_str()
       ->check(CLI::IsMember({"int8", "float"}));
   cmd->add_option("--dtype", opt->dtype, "float engine precision: fp32 (default) | bf16");

@@ -22,6 +22,8 @@
 #ifndef DV_CLI_ENGINE_ONLY
 #include "float_engine/blas.h"
 #include "float_engine/float_generate.h"
+#include "gguf/gguf_file.h"
+#include "gguf/gguf_tokenizer.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 #endif
@@ -165,14 +167,23 @@ GenerateInputs PrepareInputs(const GenerateOptions& o) {
 #ifdef DV_CLI_ENGINE_ONLY
   const std::vector<int32_t> prompt = ParseIds(o.prompt_ids, "--prompt-ids");
 #else
-  if (!o.prompt.empty()) {
+  // A GGUF model carries its tokenizer and chat template; otherwise the model folder's
+  // tokenizer.json (or --tokenizer, or Qwen3's) and Qwen3's template.
+  std::optional<tok::ChatTemplate> chat_template;
+  if (!o.prompt.empty() && !o.model.gguf.empty() && o.tokenizer.empty()) {
+    const gguf::GgufFile file = gguf::GgufFile::Open(o.model.gguf);
+    const gguf::GgufTokenizer model_tokenizer = gguf::LoadGgufTokenizer(file);
+    if (o.chat) chat_template = gguf::RequireChatTemplate(model_tokenizer, file);
+    in.tokenizer = std::make_unique<tok::Tokenizer>(model_tokenizer.tokenizer);
+  } else if (!o.prompt.empty()) {
     std::string path = o.tokenizer;
     if (path.empty()) path = in.model.dir + "/tokenizer.json";
     if (o.tokenizer.empty() && !PathExists(path)) path = tok::DefaultTokenizerPath();
     in.tokenizer = std::make_unique<tok::Tokenizer>(tok::Tokenizer::FromFile(path));
   }
+  if (!chat_template) chat_template = tok::ChatTemplate::Qwen3();
   const std::string prompt_text =
-      o.chat ? tok::RenderQwen3Chat({{"user", o.prompt, std::nullopt}}, true, false) : o.prompt;
+      o.chat ? chat_template->Render({{"user", o.prompt, std::nullopt}}, true, false) : o.prompt;
   const std::vector<int32_t> prompt =
       in.tokenizer ? in.tokenizer->Encode(prompt_text) : ParseIds(o.prompt_ids, "--prompt-ids");
 #endif
@@ -372,13 +383,16 @@ void SetupGenerateCommand(CLI::App& app, CommandContext& ctx) {
   opt->model.AddTo(cmd);
 #ifndef DV_CLI_ENGINE_ONLY
   cmd->add_option("--engine", opt->engine,
-                  "int8 (the integer engine) | float (fp32/bf16 through OpenBLAS; --hf DIR or "
-                  "--preset)")
+                  "int8 (the integer engine) | float (fp32/bf16 through OpenBLAS; --hf DIR, "
+                  "--gguf FILE or --preset)")
       ->capture_default_str();
   cmd->add_option("--dtype", opt->dtype, "float engine precision: fp32 (default) | bf16");
-  cmd->add_option("--prompt", opt->prompt,
-                  "prompt text (tokenized with the model folder's tokenizer.json, else Qwen3's)");
-  cmd->add_flag("--chat", opt->chat, "wrap --prompt as a user turn of the Qwen3 chat template");
+  cmd->add_option(
+      "--prompt", opt->prompt,
+      "prompt text (tokenized with the GGUF's tokenizer, the model folder's tokenizer.json, "
+      "else Qwen3's)");
+  cmd->add_flag("--chat", opt->chat,
+                "wrap --prompt as a user turn of the chat template (the GGUF's, else Qwen3's)");
   cmd->add_option("--tokenizer", opt->tokenizer, "tokenizer.json for --prompt");
 #endif
   cmd->add_option("--prompt-ids", opt->prompt_ids, "prompt token ids, comma separated");

@@ -7,6 +7,7 @@
 #ifndef DV_CLI_ENGINE_ONLY
 #include "checkpoint/hf_checkpoint.h"
 #include "checkpoint/hf_synth.h"
+#include "gguf/gguf_checkpoint.h"
 #endif
 
 namespace dv::cli {
@@ -23,6 +24,10 @@ void ModelOptions::AddTo(CLI::App* cmd) {
                             "Hugging Face checkpoint folder (config.json + safetensors; the float "
                             "engine)");
   h->excludes(a)->excludes(p);
+  auto* g = cmd->add_option("--gguf", gguf,
+                            "Llama-family GGUF model file (F32/F16/BF16/Q8_0/Q4_0/Q4_1; the float "
+                            "engine, weights dequantized to float32)");
+  g->excludes(a)->excludes(p)->excludes(h);
 #endif
   cmd->add_option("--seed", seed, "seed of the synthetic model")->capture_default_str();
 }
@@ -37,6 +42,11 @@ std::unique_ptr<Artifact> ModelOptions::Load(std::string* source) const {
         "--hf is a float checkpoint: run it with --engine float (the int8 engine "
         "needs an int artifact, --artifact DIR or --preset NAME)");
   }
+  if (!gguf.empty()) {
+    throw UsageError(
+        "--gguf is a float model: run it with --engine float (the int8 engine needs an int "
+        "artifact, --artifact DIR or --preset NAME)");
+  }
   if (preset.empty()) throw UsageError("give --artifact DIR or --preset NAME");
   if (source) *source = "synthetic:" + preset + " seed=" + std::to_string(seed);
   return LoadSynthetic(preset, seed, [](const std::string& dir) {
@@ -50,12 +60,18 @@ std::unique_ptr<FloatCheckpoint> ModelOptions::LoadFloat(std::string* source) co
     if (source) *source = "hf:" + hf;
     return OpenHfCheckpoint(hf);
   }
+  if (!gguf.empty()) {
+    if (source) *source = "gguf:" + gguf;
+    return gguf::OpenGgufCheckpoint(gguf, [&] {
+      std::fprintf(stderr, "detverify: dequantizing %s to float32\n", gguf.c_str());
+    });
+  }
   if (!artifact.empty()) {
     throw UsageError(
         "--artifact is an int artifact, which the float engine cannot run: give "
-        "--hf DIR (a Hugging Face checkpoint) or --preset NAME");
+        "--hf DIR (a Hugging Face checkpoint), --gguf FILE or --preset NAME");
   }
-  if (preset.empty()) throw UsageError("give --hf DIR or --preset NAME");
+  if (preset.empty()) throw UsageError("give --hf DIR, --gguf FILE or --preset NAME");
   if (source) *source = "synthetic-hf:" + preset + " seed=" + std::to_string(seed);
   return OpenHfSynthetic(preset, seed, PrintHfSynthesisNotice);
 }

@@ -1,4 +1,5 @@
-// --artifact DIR | --hf DIR | --preset NAME --seed N, shared by the verbs that load a model.
+// --artifact DIR | --hf DIR | --gguf FILE | --preset NAME --seed N, shared by the verbs that load a
+// model.
 #pragma once
 
 #include <cstdint>
@@ -17,18 +18,19 @@ namespace dv::cli {
 
 struct ModelOptions {
   std::string artifact;
-  std::string hf;  // a Hugging Face checkpoint folder (the float engine)
+  std::string hf;    // a Hugging Face checkpoint folder (the float engine)
+  std::string gguf;  // a Llama-family GGUF file (the float engine)
   std::string preset;
   uint64_t seed = 0;
 
   void AddTo(CLI::App* cmd);
   // The int artifact, or the synthetic preset (cached); throws UsageError when neither is
-  // given (or when only --hf is). `source` describes where it came from, for reports.
+  // given (or when only --hf or --gguf is). `source` describes where it came from, for reports.
   std::unique_ptr<Artifact> Load(std::string* source) const;
 #ifndef DV_CLI_ENGINE_ONLY
-  // The float checkpoint: --hf DIR, or the preset synthesized as a Hugging Face checkpoint
-  // (`synth --format hf`, cached); throws UsageError for --artifact (an int artifact has no
-  // float weights).
+  // The float checkpoint: --hf DIR, --gguf FILE (dequantized to float32, as transformers loads
+  // a GGUF), or the preset synthesized as a Hugging Face checkpoint (`synth --format hf`,
+  // cached); throws UsageError for --artifact (an int artifact has no float weights).
   std::unique_ptr<FloatCheckpoint> LoadFloat(std::string* source) const;
 #endif
 };

@@ -16,20 +16,24 @@
 #include "engine/artifact.h"
 #include "engine/backends/backend_registry.h"
 #include "fidelity/teacher_forced.h"
+#include "gguf/gguf_checkpoint.h"
+#include "gguf/gguf_file.h"
+#include "gguf/gguf_tokenizer.h"
 #include "prepare/calibration_set.h"
 
 namespace dv::cli {
 namespace {
 
 struct PplOptions {
-  std::string artifact, hf, text, ids, tokenizer, dtype = "fp32", backend = "cpu";
+  std::string artifact, hf, gguf, text, ids, tokenizer, dtype = "fp32", backend = "cpu";
   int64_t ctx = 2048, stride = 0, max_windows = 0;
   int threads = 0;
   bool json = false, quiet = false;
 };
 
 void RunPpl(const PplOptions& o, CommandContext& ctx) {
-  if (o.artifact.empty() == o.hf.empty()) throw UsageError("give --artifact DIR or --hf DIR");
+  if (int{!o.artifact.empty()} + int{!o.hf.empty()} + int{!o.gguf.empty()} != 1)
+    throw UsageError("give --artifact DIR, --hf DIR or --gguf FILE");
   if (o.text.empty() == o.ids.empty()) throw UsageError("give --text FILE or --ids FILE");
   const int64_t stride = o.stride > 0 ? o.stride : o.ctx;
   if (o.ctx < 2) throw UsageError("--ctx must be at least 2");
@@ -44,6 +48,10 @@ void RunPpl(const PplOptions& o, CommandContext& ctx) {
     artifact = Artifact::Load(o.artifact);
     vocab = artifact->weights().config.vocab;
     max_pos = artifact->weights().config.max_pos;
+  } else if (!o.gguf.empty()) {
+    checkpoint = gguf::OpenGgufCheckpoint(o.gguf);
+    vocab = checkpoint->config().vocab;
+    max_pos = checkpoint->config().max_pos;
   } else {
     checkpoint = OpenHfCheckpoint(o.hf);
     vocab = checkpoint->config().vocab;
@@ -59,6 +67,10 @@ void RunPpl(const PplOptions& o, CommandContext& ctx) {
     const CalibrationSet set = LoadCalibrationIds(o.ids, 0, 0, vocab);
     for (const auto& seq : set.sequences) text.ids.insert(text.ids.end(), seq.begin(), seq.end());
     text.sha256 = set.sha256;
+  } else if (!o.gguf.empty() && o.tokenizer.empty()) {
+    // The tokenizer the GGUF carries.
+    text = TokenizeTextFile(o.text, gguf::LoadGgufTokenizer(gguf::GgufFile::Open(o.gguf)).tokenizer,
+                            o.gguf + " (its tokenizer)", vocab);
   } else {
     text = TokenizeTextFile(o.text, o.tokenizer.empty() ? TokenizerFor(dir) : o.tokenizer, vocab);
   }
@@ -104,8 +116,15 @@ void RunPpl(const PplOptions& o, CommandContext& ctx) {
     fo.threads = o.threads;
     FloatQwen3 m(*checkpoint, fo);
     s = FloatPerplexity(m, text.ids, o.ctx, stride, on_progress);
-    model = {{"engine", "float"}, {"hf", o.hf}, {"dtype", o.dtype}};
-    model_line = std::string("float ") + o.dtype + " " + o.hf;
+    if (o.gguf.empty()) {
+      model = {{"engine", "float"}, {"hf", o.hf}, {"dtype", o.dtype}};
+    } else {
+      model = {{"engine", "float"},
+               {"gguf", o.gguf},
+               {"gguf_sha256", checkpoint->ContentSha256()},
+               {"dtype", o.dtype}};
+    }
+    model_line = std::string("float ") + o.dtype + " " + (o.gguf.empty() ? o.hf : o.gguf);
   }
   progress.Finish();
   if (o.json) {
@@ -140,7 +159,10 @@ void SetupPplCommand(CLI::App& app, CommandContext& ctx) {
       app.add_subcommand("ppl", "perplexity of a text under an int artifact or a float checkpoint");
   auto* art = cmd->add_option("--artifact", o->artifact, "int artifact folder (the int engine)");
   auto* hf = cmd->add_option("--hf", o->hf, "Hugging Face checkpoint folder (the float engine)");
-  art->excludes(hf);
+  auto* gg = cmd->add_option("--gguf", o->gguf,
+                             "Llama-family GGUF model (the float engine, dequantized to float32)");
+  art->excludes(hf)->excludes(gg);
+  hf->excludes(gg);
   auto* text = cmd->add_option("--text", o->text, "plain text, tokenized whole");
   auto* ids =
       cmd->add_option("--ids", o->ids, "token ids instead: a JSON list of id lists, concatenated");
@@ -149,7 +171,7 @@ void SetupPplCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--stride", o->stride, "tokens between window starts (default: --ctx)");
   cmd->add_option("--max-windows", o->max_windows, "score only the first N windows");
   cmd->add_option("--tokenizer", o->tokenizer,
-                  "tokenizer.json (default: the model folder's, else Qwen3's)");
+                  "tokenizer.json (default: the GGUF's own, the model folder's, else Qwen3's)");
   cmd->add_option("--dtype", o->dtype, "float engine precision: fp32 | bf16")
       ->capture_default_str();
   cmd->add_option("--backend", o->backend, "int engine backend: cpu | reference")

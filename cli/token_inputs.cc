@@ -18,20 +18,24 @@ std::string TokenizerFor(const std::string& model_dir, const std::string& fallba
 
 TokenText TokenizeTextFile(const std::string& path, const std::string& tokenizer_json,
                            int64_t vocab) {
+  return TokenizeTextFile(path, tok::Tokenizer::FromFile(tokenizer_json), tokenizer_json, vocab);
+}
+
+TokenText TokenizeTextFile(const std::string& path, const tok::Tokenizer& tokenizer,
+                           const std::string& label, int64_t vocab) {
   const MappedFile file = MappedFile::Open(path);
   if (file.bytes().size() > (size_t{1} << 30)) throw ArtifactError(path + ": larger than 1 GiB");
-  const tok::Tokenizer tokenizer = tok::Tokenizer::FromFile(tokenizer_json);
   TokenText t;
   t.ids = tokenizer.Encode(
       std::string_view(reinterpret_cast<const char*>(file.bytes().data()), file.bytes().size()));
   for (int32_t id : t.ids) {
     if (id < 0 || id >= vocab) {
-      throw UsageError(tokenizer_json + ": gives token id " + std::to_string(id) + " for " + path +
+      throw UsageError(label + ": gives token id " + std::to_string(id) + " for " + path +
                        ", outside the model's vocabulary of " + std::to_string(vocab) +
                        " (pass --tokenizer FILE)");
     }
   }
-  t.tokenizer = tokenizer_json;
+  t.tokenizer = label;
   t.sha256 = Sha256Hex(file.bytes());
   return t;
 }

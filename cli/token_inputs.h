@@ -7,6 +7,10 @@
 #include <string>
 #include <vector>
 
+namespace dv::tok {
+class Tokenizer;
+}
+
 namespace dv::cli {
 
 struct TokenText {
@@ -23,5 +27,9 @@ std::string TokenizerFor(const std::string& model_dir, const std::string& fallba
 // tokenizer bigger than the model), ArtifactError / TokenizerError for unreadable files.
 TokenText TokenizeTextFile(const std::string& path, const std::string& tokenizer_json,
                            int64_t vocab);
+// The same with a tokenizer already loaded (e.g. a GGUF's); `label` names it in errors and in
+// TokenText::tokenizer.
+TokenText TokenizeTextFile(const std::string& path, const tok::Tokenizer& tokenizer,
+                           const std::string& label, int64_t vocab);
 
 }  // namespace dv::cli

@@ -1,4 +1,5 @@
-// `detverify gguf-info` and `detverify tokenize --gguf` through the binary.
+// `detverify gguf-info`, `tokenize --gguf` and the float engine's `--gguf` (generate, ppl)
+// through the binary.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -117,6 +118,81 @@ TEST(GgufCli, InfoOnSmolLM2ShowsItsTokenizer) {
   EXPECT_EQ(j.at("llama").at("num_hidden_layers"), 30);
   EXPECT_EQ(j.at("tokenizer").at("pre_tokenizer"), "digits+gpt2");
   EXPECT_EQ(j.at("tokenizer").at("chat_template"), "smollm2");
+}
+
+// The float engine on the installed SmolLM2 GGUF through the verbs, against transformers loading
+// the same file (tests/data/gguf/smollm2_float_reference.json,
+// scripts/gguf/make_smollm2_float_reference.py).
+nlohmann::json FloatReference() {
+  std::ifstream in(Fixture("smollm2_float_reference.json"));
+  return nlohmann::json::parse(in);
+}
+
+#define DV_REQUIRE_SMOLLM2_CLI(path)                                                         \
+  const std::string path = gguf::SmolLM2Path();                                              \
+  if (!std::filesystem::is_regular_file(path)) {                                             \
+    GTEST_SKIP() << "SmolLM2 GGUF not installed at " << path                                 \
+                 << " (run scripts/install_deps.sh --with-models, or set DETVERIFY_MODELS)"; \
+  }
+
+// --chat renders the GGUF's own template (SmolLM2's, with its default system turn) and the
+// GGUF's tokenizer encodes it: the prompt ids are transformers' apply_chat_template, and the
+// greedy answer is transformers' float64 one.
+TEST(GgufCli, GenerateChatOnTheGgufIsTransformers) {
+  DV_REQUIRE_SMOLLM2_CLI(path);
+  const nlohmann::json chat = FloatReference()["chat"];
+  const auto r = Detverify({"generate", "--engine", "float", "--gguf", path, "--chat", "--prompt",
+                            chat["question"].get<std::string>(), "--max-new",
+                            std::to_string(chat["greedy"].size()), "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const nlohmann::json& row = j.at("rows")[0];
+  EXPECT_EQ(row.at("prompt_ids"), chat["ids"]);
+  EXPECT_EQ(row.at("tokens"), chat["greedy"]);
+  EXPECT_EQ(row.at("text"), chat["text"]);
+  EXPECT_EQ(j.at("checkpoint").at("sha256"), std::string(gguf::kSmolLM2Sha256));
+}
+
+// Perplexity of Sonnet 18 in 32-token windows: the GGUF's tokenizer gives transformers' token
+// count, and the fp32 perplexity is transformers' float64 one within 1e-5 relative (a summation
+// order apart; the logits are within 7e-4 of float64, tests/float_engine/gguf_float_test.cc).
+TEST(GgufCli, PplOnTheGgufIsTransformers) {
+  DV_REQUIRE_SMOLLM2_CLI(path);
+  const nlohmann::json ref = FloatReference()["sonnet18_ppl"];
+  const auto r = Detverify({"ppl", "--gguf", path, "--text",
+                            SourceDir() + "/" + ref["text"].get<std::string>(), "--ctx",
+                            std::to_string(ref["ctx"].get<int>()), "--json", "--quiet"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("input").at("tokens"), ref["tokens"]);
+  EXPECT_EQ(j.at("scored_tokens"), ref["scored"]);
+  const double expected = ref["perplexity"].get<double>();
+  EXPECT_NEAR(j.at("perplexity").get<double>(), expected, 1e-5 * expected);
+  EXPECT_EQ(j.at("model").at("gguf_sha256"), std::string(gguf::kSmolLM2Sha256));
+}
+
+// A GGUF is a float model: the int8 engine refuses it with one line naming what to do, and a
+// file that is not a GGUF is one line naming the file; both exit 2.
+TEST(GgufCli, GgufOptionErrors) {
+  const auto int8 =
+      Detverify({"generate", "--gguf", Fixture("llama_tiny.gguf"), "--prompt-ids", "1,2"});
+  EXPECT_EQ(int8.code, 2);
+  EXPECT_NE(int8.err.find("--gguf is a float model: run it with --engine float"), std::string::npos)
+      << int8.err;
+  EXPECT_EQ(LineCount(int8.err), 1) << int8.err;
+  const std::string not_gguf = Fixture("expected.json");
+  for (const auto& args :
+       {std::vector<std::string>{"generate", "--engine", "float", "--gguf", not_gguf,
+                                 "--prompt-ids", "1,2"},
+        std::vector<std::string>{"ppl", "--gguf", not_gguf, "--ids", not_gguf},
+        std::vector<std::string>{"bench", "--engine", "float", "--gguf", not_gguf}}) {
+    const auto r = Detverify(args);
+    EXPECT_EQ(r.code, 2) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find(not_gguf), std::string::npos) << args[0] << ": " << r.err;
+    EXPECT_EQ(LineCount(r.err), 1) << args[0] << ": " << r.err;
+  }
+  const auto both = Detverify({"ppl", "--gguf", not_gguf, "--hf", "x", "--text", not_gguf});
+  EXPECT_EQ(both.code, 2) << both.err;
 }
 
 }  // namespace

@@ -36,10 +36,6 @@ const std::vector<Component>& LayerTable() {
        {"engine.core", "base"},
        "artifacts, safetensors, synthetic models, hash chains, greedy generation"},
       {"tokenizer", {"base"}, "byte-level BPE tokenizers (Qwen3, SmolLM2), chat templates"},
-      {"gguf",
-       {"engine.io", "tokenizer", "base"},
-       "GGUF files: container, dequantizers, Llama models, the tokenizer a GGUF carries (float "
-       "side; engine.io for MappedFile)"},
       {"checkpoint",
        {"engine.io", "os", "base"},
        "Hugging Face checkpoints: reader, validation, synthetic BF16 checkpoints (float side)",
@@ -48,6 +44,10 @@ const std::vector<Component>& LayerTable() {
           "engine/synth.h",             // the int presets' shapes, for the same-shape float presets
           "engine/prng.h",              // the synthetic models' SplitMix64 streams
           "engine/model_source.h"}}}},  // the cache root the synthetic models share
+      {"gguf",
+       {"checkpoint", "engine.io", "tokenizer", "base"},
+       "GGUF files: container, dequantizers, Llama models, the tokenizer a GGUF carries, the "
+       "float checkpoint a Llama GGUF becomes (float side; engine.io for MappedFile)"},
       {"float_engine",
        {"checkpoint", "gguf", "engine.io", "os", "base"},
        "the float forward (OpenBLAS) of contrast rows and fidelity (float side)",
