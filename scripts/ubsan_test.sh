@@ -11,7 +11,7 @@ build=build-ubsan
 start=$(date +%s)
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release --no-warn-unused-cli \
   -DDETVERIFY_UBSAN=ON -DDETVERIFY_WERROR=ON \
-  -DDETVERIFY_MODULES="base;engine;core;cpu_backend" > /dev/null
+  -DDETVERIFY_MODULES="base;os;engine;core;cpu_backend" > /dev/null
 cmake --build "$build" -j "$(nproc)"
 built=$(date +%s)
 export DETVERIFY_CACHE="$PWD/$build/cache"
