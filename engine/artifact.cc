@@ -128,6 +128,11 @@ ArtifactConfig ReadArtifactConfig(const std::string& config_path) {
                             ")");
     }
   }
+  // The no-QK-Norm variant (docs/SPEC.md §9) says so; absent means Qwen3's QK-Norm.
+  if (cfg.contains("qk_norm")) {
+    if (!cfg["qk_norm"].is_boolean()) Fail(config_path, "qk_norm must be true or false");
+    c.qk_norm = cfg["qk_norm"].get<bool>();
+  }
   if (!cfg.contains("layers") || !cfg["layers"].is_array() ||
       static_cast<int64_t>(cfg["layers"].size()) != c.n_layers) {
     Fail(config_path,
@@ -149,8 +154,10 @@ ArtifactConfig ReadArtifactConfig(const std::string& config_path) {
     l.gate = linear("gate");
     l.up = linear("up");
     l.down = linear("down");
-    l.q_norm_k = r.Shift(lc, "q_norm_k", where);
-    l.k_norm_k = r.Shift(lc, "k_norm_k", where);
+    if (c.qk_norm) {
+      l.q_norm_k = r.Shift(lc, "q_norm_k", where);
+      l.k_norm_k = r.Shift(lc, "k_norm_k", where);
+    }
     l.as_k = r.Shift(lc, "as_k", where);
     l.ms_k = r.Shift(lc, "ms_k", where);
     l.ds_k = r.Shift(lc, "ds_k", where);
@@ -247,8 +254,10 @@ LayerWeights LoadLayer(TensorTable& t, const ModelConfig& c, const LayerShifts& 
   l.gate = linear("gate", H, I, shifts.gate);
   l.up = linear("up", H, I, shifts.up);
   l.down = linear("down", I, H, shifts.down);
-  l.q_norm_m = t.Ints(p + "q_norm.m", DType::kI64, {d});
-  l.k_norm_m = t.Ints(p + "k_norm.m", DType::kI64, {d});
+  if (c.qk_norm) {
+    l.q_norm_m = t.Ints(p + "q_norm.m", DType::kI64, {d});
+    l.k_norm_m = t.Ints(p + "k_norm.m", DType::kI64, {d});
+  }
   l.q_norm_k = shifts.q_norm_k;
   l.k_norm_k = shifts.k_norm_k;
   l.as_m = t.Ints(p + "as_m", DType::kI64, {H});

@@ -51,7 +51,7 @@ struct ThreadScratch {
   WrapCounter wraps_q, wraps_down, wraps_other;
   // Divisions by zero (docs/SPEC.md §2.3), which only wrapped scales reach: a V-cache
   // denominator vq_m << shift, a DI-Exp divisor m_f of an attention row.
-  int64_t zero_v_denominators = 0, zero_exp_divisors = 0;
+  int64_t zero_v_denominators = 0, zero_k_denominators = 0, zero_exp_divisors = 0;
 };
 
 // Buffers for one forward call of `tokens` tokens (grow-only, so steady decode allocates nothing).
@@ -297,11 +297,17 @@ void IntQwen3::LmHead(std::span<ForwardRow> rows) {
 // torch raises on an integer division by zero, so DetLLM has no result for such a call; neither
 // has detverify (docs/SPEC.md §2.3). Only wrapped scales or out-of-range constants reach one.
 void IntQwen3::ThrowOnDivisionByZero() {
-  int64_t v = 0, e = 0;
+  int64_t v = 0, k = 0, e = 0;
   for (ThreadScratch& s : ws_->scratch) {
     v += s.zero_v_denominators;
+    k += s.zero_k_denominators;
     e += s.zero_exp_divisors;
-    s.zero_v_denominators = s.zero_exp_divisors = 0;
+    s.zero_v_denominators = s.zero_k_denominators = s.zero_exp_divisors = 0;
+  }
+  if (k > 0) {
+    throw ArithmeticError(
+        "division by zero: a K-cache denominator kq_m << (row k - kq_k) wrapped to 0 (the "
+        "no-QK-Norm variant); no logits for this call (docs/SPEC.md §9)");
   }
   if (v > 0) {
     throw ArithmeticError(
@@ -359,7 +365,9 @@ void IntQwen3::AttentionBlock(int64_t layer, TraceRecorder& tr) {
 // Q/K head pipeline, one (token, head) per work item so that a single decoded token still
 // spreads over the threads: per head requant to 16 bits -> QK-Norm(gamma) -> RoPE at the
 // token's position. Q is then smoothed and quantized per (token, head); K and V are quantized
-// at their static scales straight into the row's cache slot.
+// at their static scales straight into the row's cache slot. Without QK-Norm (the Llama
+// variant, SPEC §9) the requant's row scale (xm, xk + w.k - sh) is kept instead of the norm's
+// fixed one and carried into Q's quantization and K's static requant, as V's is.
 void IntQwen3::QkvHeads(int64_t layer, const std::string& pre, TraceRecorder& tr) {
   const ModelConfig& c = w_.config;
   const LayerWeights& L = w_.layers[Sz(layer)];
@@ -374,12 +382,13 @@ void IntQwen3::QkvHeads(int64_t layer, const std::string& pre, TraceRecorder& tr
   // Per head [M, heads, d]; the requant shifts xk + w.k - sh per [M, heads].
   const TraceTensor tr_qrq = tr.Open(pre, "q_requant", {M, nq, d});
   const TraceTensor tr_qrk = tr.Open(pre, "q_requant_k", {M, nq});
-  const TraceTensor tr_qn = tr.Open(pre, "q_norm", {M, nq, d});
+  const bool norm = c.qk_norm;
+  const TraceTensor tr_qn = norm ? tr.Open(pre, "q_norm", {M, nq, d}) : TraceTensor();
   const TraceTensor tr_qr = tr.Open(pre, "q_rope", {M, nq, d});
   const TraceTensor tr_qs = tr.Open(pre, "q_smooth", {M, nq, d});
   const TraceTensor tr_krq = tr.Open(pre, "k_requant", {M, nkv, d});
   const TraceTensor tr_krk = tr.Open(pre, "k_requant_k", {M, nkv});
-  const TraceTensor tr_kn = tr.Open(pre, "k_norm", {M, nkv, d});
+  const TraceTensor tr_kn = norm ? tr.Open(pre, "k_norm", {M, nkv, d}) : TraceTensor();
   const TraceTensor tr_kr = tr.Open(pre, "k_rope", {M, nkv, d});
   const TraceTensor tr_k8 = tr.Open(pre, "k8", {M, nkv, d});
   const TraceTensor tr_v8 = tr.Open(pre, "v8", {M, nkv, d});
@@ -397,28 +406,51 @@ void IntQwen3::QkvHeads(int64_t layer, const std::string& pre, TraceRecorder& tr
         const int64_t h = head, kvh = h / c.group(), at = t * qd + h * d;
         const int64_t sh = ops_.RequantI32(ws.pq.data() + at, L.q.m.data() + h * d, d, 16, y32);
         tr_qrq.Put(at, y32, d);
-        tr_qrk.Set(t * nq + h, WrapSub(WrapAdd(ws.xk[Sz(t)], L.q.k), sh));
-        ops_.RmsNormGamma(y32, d, L.q_norm_m.data(), y64);
-        tr_qn.Put(at, y64, d);
+        const int64_t row_k = WrapSub(WrapAdd(ws.xk[Sz(t)], L.q.k), sh);
+        tr_qrk.Set(t * nq + h, row_k);
+        if (norm) {
+          ops_.RmsNormGamma(y32, d, L.q_norm_m.data(), y64);
+          tr_qn.Put(at, y64, d);
+        } else {
+          std::copy_n(y32, d, y64);
+        }
         ops_.Rope(y64, d, cos_row, sin_row);
         tr_qr.Put(at, y64, d);
         ops_.MulColumns(y64, L.qs_m.data() + kvh * d, d, y64);
         tr_qs.Put(at, y64, d);
-        const Dyadic q = ops_.QuantI8(y64, d, 1, q_quant_k, ws.q8.data() + at, &s.wraps_q);
+        const Dyadic q = norm ? ops_.QuantI8(y64, d, 1, q_quant_k, ws.q8.data() + at, &s.wraps_q)
+                              : ops_.QuantI8(y64, d, ws.xm[Sz(t)], WrapAdd(row_k, L.qs_k),
+                                             ws.q8.data() + at, &s.wraps_q);
         ws.qm[Sz(t * nq + h)] = q.m;
         ws.qk[Sz(t * nq + h)] = q.k;
       } else {
         const int64_t h = head - nq, at = t * kvd + h * d;
         const int64_t sh = ops_.RequantI32(ws.pk.data() + at, L.k.m.data() + h * d, d, 16, y32);
         tr_krq.Put(at, y32, d);
-        tr_krk.Set(t * nkv + h, WrapSub(WrapAdd(ws.xk[Sz(t)], L.k.k), sh));
-        ops_.RmsNormGamma(y32, d, L.k_norm_m.data(), y64);
-        tr_kn.Put(at, y64, d);
+        const int64_t row_k = WrapSub(WrapAdd(ws.xk[Sz(t)], L.k.k), sh);
+        tr_krk.Set(t * nkv + h, row_k);
+        if (norm) {
+          ops_.RmsNormGamma(y32, d, L.k_norm_m.data(), y64);
+          tr_kn.Put(at, y64, d);
+        } else {
+          std::copy_n(y32, d, y64);
+        }
         ops_.Rope(y64, d, cos_row, sin_row);
         tr_kr.Put(at, y64, d);
         int8_t* k8 = s.k8.data();
         int8_t* v8 = s.v8.data();
-        ops_.RequantI8StaticColumns(y64, d, 1, L.k_rowk, L.kq_m.data() + h * d,
+        const int64_t k_row_m = norm ? 1 : ws.xm[Sz(t)], k_row_k = norm ? L.k_rowk : row_k;
+        if (!norm) {
+          // The token's own K-cache denominators (SPEC §9), counted like V's when one wraps to 0.
+          for (int64_t j = 0; j < d; ++j) {
+            const int64_t shift = WrapSub(k_row_k, L.kq_k[Sz(h * d + j)]);
+            if (ShiftLeftWrap(L.kq_m[Sz(h * d + j)], Max(shift, 0)) == 0) {
+              ++s.zero_k_denominators;
+              break;
+            }
+          }
+        }
+        ops_.RequantI8StaticColumns(y64, d, k_row_m, k_row_k, L.kq_m.data() + h * d,
                                     L.kq_k.data() + h * d, k8);
         const int64_t v_shift = WrapSub(WrapAdd(ws.xk[Sz(t)], L.v.k), L.vq_k[Sz(h)]);
         if (ShiftLeftWrap(L.vq_m[Sz(h)], Max(v_shift, 0)) == 0) ++s.zero_v_denominators;
@@ -432,13 +464,15 @@ void IntQwen3::QkvHeads(int64_t layer, const std::string& pre, TraceRecorder& tr
   });
   // The requants' returned mantissa is the row's xm (discarded: the norm cancels the scale).
   tr.Record(pre, "q_requant_m", {M}, ws.xm.data());
-  tr.RecordFill(pre, "q_norm_k", {}, WrapAdd(kNormOutFracBits, L.q_norm_k));
-  tr.RecordFill(pre, "q_smooth_k", {}, q_quant_k);
+  if (norm) {
+    tr.RecordFill(pre, "q_norm_k", {}, WrapAdd(kNormOutFracBits, L.q_norm_k));
+    tr.RecordFill(pre, "q_smooth_k", {}, q_quant_k);
+  }
   tr.Record(pre, "q8", {M, nq, d}, ws.q8.data());
   tr.Record(pre, "qm", {M, nq}, ws.qm.data());
   tr.Record(pre, "qk", {M, nq}, ws.qk.data());
   tr.Record(pre, "k_requant_m", {M}, ws.xm.data());
-  tr.RecordFill(pre, "k_norm_k", {}, WrapAdd(kNormOutFracBits, L.k_norm_k));
+  if (norm) tr.RecordFill(pre, "k_norm_k", {}, WrapAdd(kNormOutFracBits, L.k_norm_k));
 }
 
 // Attention of each (token, q head) over its row's slots 0..pos (causal; every slot of the

@@ -7,6 +7,10 @@
 
 namespace dv {
 
+const char* SpecVersionOf(const ModelConfig& config) {
+  return config.qk_norm ? "detllm-v1" : "detllm-v1-llama";
+}
+
 void DeriveLayerConstants(const ModelConfig& config, LayerWeights& layer) {
   const int64_t vk_shared = *std::max_element(layer.vq_k.begin(), layer.vq_k.end());
   const int64_t d = config.head_dim;
@@ -87,16 +91,19 @@ std::string CheckValueRanges(const ModelWeights& w) {
     for (const auto& [name, v] : multipliers) {
       check(p + name, *v, 1, kMult, "[1, 2^14]", "bounds the smoothing products");
     }
-    check(p + "q_norm.m", l.q_norm_m, 1 - kMult, kMult - 1, "(-2^14, 2^14)",
-          "bounds the QK-Norm gamma products");
-    check(p + "k_norm.m", l.k_norm_m, 1 - kMult, kMult - 1, "(-2^14, 2^14)",
-          "bounds the QK-Norm gamma products");
+    if (w.config.qk_norm) {
+      check(p + "q_norm.m", l.q_norm_m, 1 - kMult, kMult - 1, "(-2^14, 2^14)",
+            "bounds the QK-Norm gamma products");
+      check(p + "k_norm.m", l.k_norm_m, 1 - kMult, kMult - 1, "(-2^14, 2^14)",
+            "bounds the QK-Norm gamma products");
+    }
     check(p + "kq_m", l.kq_m, 1, kMant, "[1, 2^16)", "bounds the K-cache denominator");
     check(p + "ks_m", l.ks_m, 1, kMant, "[1, 2^16)", "bounds the score scale qm * ks_m");
     check(p + "vq_m", l.vq_m, 1, kMant, "[1, 2^16)", "bounds the V-cache denominator");
     // The K-cache entry divides by kq_m << (k_rowk - kq_k) (A11); a shift that wraps it to 0
-    // would divide by zero for every token, which DetLLM cannot run either.
-    for (size_t j = 0; j < l.kq_m.size() && why.empty(); ++j) {
+    // would divide by zero for every token, which DetLLM cannot run either. (In the Llama
+    // variant the shift is the token's own, like V's, and such rows are counted at run time.)
+    for (size_t j = 0; j < l.kq_m.size() && why.empty() && w.config.qk_norm; ++j) {
       if (ShiftLeftWrap(l.kq_m[j], Max(WrapSub(l.k_rowk, l.kq_k[j]), 0)) == 0) {
         why = "tensor '" + p + "kq_k'[" + std::to_string(j) + "] = " + std::to_string(l.kq_k[j]) +
               ": the K-cache denominator kq_m << (k_rowk - kq_k) wraps to 0 (k_rowk " +

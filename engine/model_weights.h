@@ -18,9 +18,16 @@ struct ModelConfig {
   int64_t intermediate = 0;  // I
   int64_t vocab = 0;         // V
   int64_t max_pos = 0;       // rows of the RoPE tables
+  // false: the no-QK-Norm (Llama) variant, spec detllm-v1-llama (docs/SPEC.md §9): Q and K keep
+  // their projection's row scale into RoPE and the caches; no q_norm/k_norm tensors.
+  bool qk_norm = true;
 
   int64_t group() const { return n_q_heads / n_kv_heads; }
 };
+
+// The spec version whose semantics a model computes: "detllm-v1" (Qwen3, QK-Norm) or
+// "detllm-v1-llama" (docs/SPEC.md §9).
+const char* SpecVersionOf(const ModelConfig& config);
 
 // A linear layer y = x W with W stored transposed, [in, out] row-major int8, per-output-channel
 // mantissas m[out] and one shift k per tensor.

@@ -185,6 +185,7 @@ PrepareResult PrepareArtifact(const FloatCheckpoint& checkpoint, const PrepareOp
   if (!options.tokenizer_json.empty()) {
     CopyFileInto(options.tokenizer_json, tmp.path() + "/tokenizer.json");
   }
+  if (options.write_extra_files) options.write_extra_files(tmp.path());
   {
     // What was written must load as an artifact (it validates every shape and bounds every
     // shift and value range); a failure here is a bug of the recipe, never left behind.

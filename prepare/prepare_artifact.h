@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -39,6 +40,9 @@ struct PrepareOptions {
   std::string stats_source;     // for the provenance, when `stats` came from a file
   RecipeOptions recipe;         // model_id empty: the checkpoint folder's name
   std::string tokenizer_json;   // copied into the artifact when non-empty
+  // Writes further files into the (temporary) artifact folder before it is checked and renamed
+  // into place, e.g. the tokenizer a GGUF model carries; may be empty.
+  std::function<void(const std::string& dir)> write_extra_files;
   int threads = 1;
   std::optional<GemmIsa>
       isa;  // the calibration GEMM's level (unset: DETVERIFY_PREPARE_ISA or best)

@@ -79,6 +79,8 @@ class Quantizer {
     cfg["smooth_o"] = opt_.smooth_o;
     cfg["smooth_acts"] = opt_.smooth_acts;
     cfg["weight_bits"] = 8;
+    // Only for the no-QK-Norm variant (docs/SPEC.md §9): a Qwen3 config.json stays DetLLM's.
+    if (!c_.qk_norm) cfg["qk_norm"] = false;
     cfg["layers"] = nlohmann::ordered_json::array();
 
     Embedding(w.embed);
@@ -139,12 +141,14 @@ class Quantizer {
       L["down"] = Linear(p + "down", {&lw.down, &s_down.s_used, nullptr});
       Step();
 
-      const auto [qg_m, qg_k] = GammaDyadic(*lw.q_norm, "layer " + std::to_string(i) + " q_norm");
-      const auto [kg_m, kg_k] = GammaDyadic(*lw.k_norm, "layer " + std::to_string(i) + " k_norm");
-      Put(p + "q_norm.m", {d}, qg_m);
-      Put(p + "k_norm.m", {d}, kg_m);
-      L["q_norm_k"] = qg_k;
-      L["k_norm_k"] = kg_k;
+      if (c_.qk_norm) {
+        const auto [qg_m, qg_k] = GammaDyadic(*lw.q_norm, "layer " + std::to_string(i) + " q_norm");
+        const auto [kg_m, kg_k] = GammaDyadic(*lw.k_norm, "layer " + std::to_string(i) + " k_norm");
+        Put(p + "q_norm.m", {d}, qg_m);
+        Put(p + "k_norm.m", {d}, kg_m);
+        L["q_norm_k"] = qg_k;
+        L["k_norm_k"] = kg_k;
+      }
       Step();
 
       QkAndCacheScales(i, p, sqrt_d, L);
@@ -424,10 +428,6 @@ FloatDyadic FitDyadicFloat(double s) {
 }
 
 std::string CheckPreparable(const FloatModelConfig& c) {
-  if (!c.qk_norm) {
-    return "the model has no QK-Norm; detllm-v1 (the integer engine's semantics) is Qwen3's, "
-           "with QK-Norm";
-  }
   if (c.attention_bias || c.mlp_bias) {
     return "the model's projections have biases, which a detllm-v1 artifact cannot hold";
   }

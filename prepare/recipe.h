@@ -57,7 +57,7 @@ struct QuantizedModel {
   int64_t rope_sensitive_entries = 0;
 };
 
-// Why `config` cannot be prepared into a detllm-v1 artifact (no QK-Norm, biases, a GEMM inner
+// Why `config` cannot be prepared into an int artifact (biases, a GEMM inner
 // dimension or max_pos beyond DetLLM's overflow asserts); empty when it can.
 std::string CheckPreparable(const FloatModelConfig& config);
 
