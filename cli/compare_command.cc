@@ -13,13 +13,14 @@
 #include "engine/artifact.h"
 #include "engine/backends/backend_registry.h"
 #include "fidelity/teacher_forced.h"
+#include "gguf/gguf_checkpoint.h"
 #include "prepare/calibration_set.h"
 
 namespace dv::cli {
 namespace {
 
 struct CompareOptions {
-  std::string artifact, hf, text, ids, tokenizer, dtype = "fp32", backend = "cpu";
+  std::string artifact, hf, gguf, text, ids, tokenizer, dtype = "fp32", backend = "cpu";
   int64_t len = 0, samples = 0;
   int threads = 0;
   bool json = false, quiet = false;
@@ -42,8 +43,9 @@ std::vector<std::vector<int32_t>> Sequences(const CompareOptions& o, int64_t voc
     source = {{"ids", std::filesystem::path(o.ids).filename().string()}, {"sha256", set.sha256}};
     return std::move(set.sequences);
   }
-  const std::string tok_path =
-      o.tokenizer.empty() ? TokenizerFor(o.artifact, TokenizerFor(o.hf)) : o.tokenizer;
+  const std::string tok_path = !o.tokenizer.empty() ? o.tokenizer
+                               : o.gguf.empty()     ? TokenizerFor(o.artifact, TokenizerFor(o.hf))
+                                                    : TokenizerFor(o.artifact, o.gguf);
   const TokenText t = TokenizeTextFile(o.text, tok_path, vocab);
   const int64_t len = o.len > 0 ? o.len : 256;
   const int64_t n = static_cast<int64_t>(t.ids.size()) / len;
@@ -62,22 +64,31 @@ std::vector<std::vector<int32_t>> Sequences(const CompareOptions& o, int64_t voc
   return seqs;
 }
 
+const std::string& FloatModelName(const CompareOptions& o) {
+  return o.gguf.empty() ? o.hf : o.gguf;
+}
+
 void CheckSameModel(const ModelConfig& a, const FloatModelConfig& f, const CompareOptions& o) {
   if (a.n_layers != f.n_layers || a.hidden != f.hidden || a.vocab != f.vocab ||
       a.n_q_heads != f.n_q_heads || a.n_kv_heads != f.n_kv_heads || a.head_dim != f.head_dim) {
     throw UsageError(o.artifact + " (" + std::to_string(a.n_layers) + " layers, hidden " +
                      std::to_string(a.hidden) + ", vocab " + std::to_string(a.vocab) +
-                     ") is not a preparation of " + o.hf + " (" + std::to_string(f.n_layers) +
-                     " layers, hidden " + std::to_string(f.hidden) + ", vocab " +
-                     std::to_string(f.vocab) + ")");
+                     ") is not a preparation of " + FloatModelName(o) + " (" +
+                     std::to_string(f.n_layers) + " layers, hidden " + std::to_string(f.hidden) +
+                     ", vocab " + std::to_string(f.vocab) + ")");
   }
 }
 
 void RunCompare(const CompareOptions& o, CommandContext& ctx) {
   if (o.text.empty() == o.ids.empty()) throw UsageError("give --text FILE or --ids FILE");
   if (o.len < 0 || o.samples < 0) throw UsageError("--len and --samples must be >= 1");
+  if (o.hf.empty() == o.gguf.empty()) throw UsageError("give --hf DIR or --gguf FILE (one)");
   const auto artifact = Artifact::Load(o.artifact);
-  const auto checkpoint = OpenHfCheckpoint(o.hf);
+  const std::unique_ptr<FloatCheckpoint> checkpoint =
+      o.gguf.empty() ? OpenHfCheckpoint(o.hf) : gguf::OpenGgufCheckpoint(o.gguf, [&] {
+        if (!o.quiet)
+          std::fprintf(stderr, "detverify: dequantizing %s to float32\n", o.gguf.c_str());
+      });
   CheckSameModel(artifact->weights().config, checkpoint->config(), o);
   nlohmann::ordered_json source;
   const auto seqs = Sequences(o, artifact->weights().config.vocab, source);
@@ -101,7 +112,7 @@ void RunCompare(const CompareOptions& o, CommandContext& ctx) {
   if (o.json) {
     nlohmann::ordered_json j;
     j["artifact"] = {{"dir", o.artifact}, {"model_safetensors_sha256", artifact->sha256()}};
-    j["float"] = {{"hf", o.hf}, {"dtype", o.dtype}};
+    j["float"] = {{o.gguf.empty() ? "hf" : "gguf", FloatModelName(o)}, {"dtype", o.dtype}};
     j["input"] = source;
     j["sequences"] = seqs.size();
     j["positions"] = s.positions;
@@ -124,7 +135,8 @@ void RunCompare(const CompareOptions& o, CommandContext& ctx) {
     std::printf("%s\n", j.dump(1).c_str());
   } else {
     std::printf("compare %s (model.safetensors %.16s) with %s (%s), teacher-forced\n",
-                o.artifact.c_str(), artifact->sha256().c_str(), o.hf.c_str(), o.dtype.c_str());
+                o.artifact.c_str(), artifact->sha256().c_str(), FloatModelName(o).c_str(),
+                o.dtype.c_str());
     std::printf("  %zu sequences, %lld positions\n", seqs.size(),
                 static_cast<long long>(positions));
     std::printf("  %-34s %s\n", "top-1 agreement", Percent(s.top1_agree, s.positions).c_str());
@@ -152,7 +164,8 @@ void SetupCompareCommand(CLI::App& app, CommandContext& ctx) {
   CLI::App* cmd = app.add_subcommand(
       "compare", "teacher-forced fidelity of an int artifact to its float checkpoint");
   cmd->add_option("--artifact", o->artifact, "int artifact folder")->required();
-  cmd->add_option("--hf", o->hf, "the Hugging Face checkpoint it was prepared from")->required();
+  auto* hf = cmd->add_option("--hf", o->hf, "the Hugging Face checkpoint it was prepared from");
+  cmd->add_option("--gguf", o->gguf, "or the GGUF model it was prepared from")->excludes(hf);
   auto* text = cmd->add_option("--text", o->text,
                                "plain text, tokenized whole and cut into --len token sequences");
   auto* ids = cmd->add_option("--ids", o->ids, "token ids: a JSON list of id lists");
@@ -160,8 +173,8 @@ void SetupCompareCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--len", o->len, "tokens per sequence (text: 256; ids: as given)");
   cmd->add_option("--samples", o->samples, "at most this many sequences (default: all)");
   cmd->add_option("--tokenizer", o->tokenizer,
-                  "tokenizer.json for --text (default: the artifact's, else the checkpoint's, "
-                  "else Qwen3's)");
+                  "tokenizer.json for --text (default: the artifact's, else the checkpoint's or "
+                  "GGUF's, else Qwen3's)");
   cmd->add_option("--dtype", o->dtype, "float engine precision: fp32 | bf16")
       ->capture_default_str();
   cmd->add_option("--backend", o->backend, "int engine backend: cpu | reference")

@@ -23,7 +23,7 @@
 #include "float_engine/blas.h"
 #include "float_engine/float_generate.h"
 #include "gguf/gguf_file.h"
-#include "gguf/gguf_tokenizer.h"
+#include "gguf/model_tokenizer.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 #endif
@@ -167,19 +167,17 @@ GenerateInputs PrepareInputs(const GenerateOptions& o) {
 #ifdef DV_CLI_ENGINE_ONLY
   const std::vector<int32_t> prompt = ParseIds(o.prompt_ids, "--prompt-ids");
 #else
-  // A GGUF model carries its tokenizer and chat template; otherwise the model folder's
-  // tokenizer.json (or --tokenizer, or Qwen3's) and Qwen3's template.
+  // A GGUF model, and an artifact prepared from one (its tokenizer.gguf), carry their tokenizer
+  // and chat template; otherwise the model folder's tokenizer.json (or --tokenizer, or Qwen3's)
+  // and Qwen3's template (gguf/model_tokenizer.h).
   std::optional<tok::ChatTemplate> chat_template;
-  if (!o.prompt.empty() && !o.model.gguf.empty() && o.tokenizer.empty()) {
-    const gguf::GgufFile file = gguf::GgufFile::Open(o.model.gguf);
-    const gguf::GgufTokenizer model_tokenizer = gguf::LoadGgufTokenizer(file);
-    if (o.chat) chat_template = gguf::RequireChatTemplate(model_tokenizer, file);
-    in.tokenizer = std::make_unique<tok::Tokenizer>(model_tokenizer.tokenizer);
-  } else if (!o.prompt.empty()) {
-    std::string path = o.tokenizer;
-    if (path.empty()) path = in.model.dir + "/tokenizer.json";
-    if (o.tokenizer.empty() && !PathExists(path)) path = tok::DefaultTokenizerPath();
-    in.tokenizer = std::make_unique<tok::Tokenizer>(tok::Tokenizer::FromFile(path));
+  if (!o.prompt.empty()) {
+    const std::string path = !o.tokenizer.empty() ? o.tokenizer
+                             : !o.model.gguf.empty() ? o.model.gguf
+                                                     : gguf::TokenizerPathFor(in.model.dir);
+    gguf::ModelTokenizer t = gguf::LoadModelTokenizer(path);
+    if (o.chat) chat_template = t.Chat();
+    in.tokenizer = std::make_unique<tok::Tokenizer>(std::move(t.tokenizer));
   }
   if (!chat_template) chat_template = tok::ChatTemplate::Qwen3();
   const std::string prompt_text =
@@ -283,7 +281,7 @@ void RenderJson(const GenerateOptions& o, const GenerateInputs& in, const Genera
   const LoadedModel& m = in.model;
   nlohmann::json doc;
   doc["tool_version"] = build::kToolVersion;
-  doc["spec"] = build::kSpecVersion;
+  doc["spec"] = m.artifact ? SpecVersionOf(m.artifact->weights().config) : build::kSpecVersion;
   doc[m.artifact ? "artifact" : "checkpoint"] = {{"source", m.source}, {"sha256", m.sha256()}};
   doc.update(g.engine);
   doc["max_new"] = o.max_new;

@@ -1,5 +1,6 @@
 // detverify prepare: a Hugging Face checkpoint -> a detllm-v1 int artifact (prepare/), by
-// DetLLM's recipe with DetLLM's defaults, reproducibly (the same bytes on every machine).
+// DetLLM's recipe with DetLLM's defaults, reproducibly (the same bytes on every machine); a
+// Llama-family checkpoint or GGUF -> a detllm-v1-llama one (docs/SPEC.md §9).
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,10 @@
 #include "prepare/calibration_set.h"
 #include "prepare/prepare_artifact.h"
 #ifndef DV_CLI_ENGINE_ONLY
+#include "gguf/gguf_checkpoint.h"
+#include "gguf/gguf_file.h"
+#include "gguf/gguf_writer.h"
+#include "gguf/model_tokenizer.h"
 #include "prepare/calib_text.h"
 #include "tokenizer/tokenizer.h"
 #endif
@@ -20,7 +25,7 @@ namespace dv::cli {
 namespace {
 
 struct PrepareCliOptions {
-  std::string hf, out;
+  std::string hf, gguf, out;
   std::string calib_text, calib_ids, calib_stats, save_stats, tokenizer, model_id;
   int64_t calib_samples = 0, calib_len = 0;  // 0: the source's default
   double kv_margin = 1.05, qk_alpha = 0.3;
@@ -36,11 +41,20 @@ void RunPrepare(const PrepareCliOptions& o, CommandContext& ctx) {
   if (o.calib_samples < 0 || o.calib_len < 0) {
     throw UsageError("--calib-samples and --calib-len must be >= 1");
   }
+  if (o.hf.empty() == o.gguf.empty()) throw UsageError("give --hf DIR or --gguf FILE (one)");
   ProgressLine progress(stderr, !o.quiet);
-  const auto checkpoint = OpenHfCheckpoint(o.hf);
+  const std::string& model = o.gguf.empty() ? o.hf : o.gguf;
+#ifdef DV_CLI_ENGINE_ONLY
+  const std::unique_ptr<FloatCheckpoint> checkpoint = OpenHfCheckpoint(o.hf);
+#else
+  const std::unique_ptr<FloatCheckpoint> checkpoint =
+      o.gguf.empty() ? OpenHfCheckpoint(o.hf) : gguf::OpenGgufCheckpoint(o.gguf, [&] {
+        progress.Note("detverify: dequantizing " + o.gguf + " to float32");
+      });
+#endif
   const FloatModelConfig& c = checkpoint->config();
   const std::string why = CheckPreparable(c);
-  if (!why.empty()) throw ArtifactError(o.hf + ": " + why);
+  if (!why.empty()) throw ArtifactError(model + ": " + why);
 
   PrepareOptions p;
   p.out_dir = o.out;
@@ -56,8 +70,18 @@ void RunPrepare(const PrepareCliOptions& o, CommandContext& ctx) {
   p.progress = [&progress](const char* phase, int64_t done, int64_t total) {
     progress.Update(phase, done, total);
   };
-  const std::string own_tokenizer = o.hf + "/tokenizer.json";
-  if (Exists(own_tokenizer)) p.tokenizer_json = own_tokenizer;
+  // The checkpoint's own tokenizer goes into the artifact: a folder's tokenizer.json, or the
+  // tokenizer and chat template of a GGUF (its metadata, as tokenizer.gguf).
+  const std::string own_tokenizer = o.gguf.empty() ? o.hf + "/tokenizer.json" : o.gguf;
+#ifndef DV_CLI_ENGINE_ONLY
+  if (!o.gguf.empty()) {
+    p.write_extra_files = [&o](const std::string& dir) {
+      gguf::WriteTokenizerGguf(gguf::GgufFile::Open(o.gguf),
+                               dir + "/" + gguf::kArtifactTokenizerFile);
+    };
+  }
+#endif
+  if (o.gguf.empty() && Exists(own_tokenizer)) p.tokenizer_json = own_tokenizer;
 
   if (!o.calib_stats.empty()) {
     CalibStats stats = LoadCalibStats(o.calib_stats, c);
@@ -81,7 +105,7 @@ void RunPrepare(const PrepareCliOptions& o, CommandContext& ctx) {
       std::string tok_path = o.tokenizer;
       if (tok_path.empty())
         tok_path = Exists(own_tokenizer) ? own_tokenizer : tok::DefaultTokenizerPath();
-      const tok::Tokenizer tokenizer = tok::Tokenizer::FromFile(tok_path);
+      const tok::Tokenizer tokenizer = gguf::LoadModelTokenizer(tok_path).tokenizer;
       progress.Note("detverify: tokenizing " + o.calib_text + " with " + tok_path);
       set = TokenizeCalibrationText(o.calib_text, tokenizer,
                                     o.calib_samples > 0 ? o.calib_samples : 48,
@@ -101,7 +125,7 @@ void RunPrepare(const PrepareCliOptions& o, CommandContext& ctx) {
     p.recipe.calib_len = set.max_len();
     p.calibration = std::move(set);
   }
-  progress.Note("detverify: preparing " + o.hf + " (" + ModelFamilyName(c.family) + ", " +
+  progress.Note("detverify: preparing " + model + " (" + ModelFamilyName(c.family) + ", " +
                 std::to_string(c.n_layers) + " layers, hidden " + std::to_string(c.hidden) +
                 ", vocab " + std::to_string(c.vocab) + ") into " + o.out + " with " +
                 std::to_string(p.threads) + " threads");
@@ -139,9 +163,15 @@ void SetupPrepareCommand(CLI::App& app, CommandContext& ctx) {
   CLI::App* cmd = app.add_subcommand(
       "prepare",
       "turn a Hugging Face Qwen3 checkpoint into a detllm-v1 int artifact (DetLLM's recipe; the "
-      "same bytes on every machine)");
-  cmd->add_option("--hf", o->hf, "Hugging Face checkpoint folder (config.json + safetensors)")
-      ->required();
+      "same bytes on every machine), or a Llama-family model into a detllm-v1-llama one");
+  auto* hf =
+      cmd->add_option("--hf", o->hf, "Hugging Face checkpoint folder (config.json + safetensors)");
+#ifndef DV_CLI_ENGINE_ONLY
+  cmd->add_option("--gguf", o->gguf,
+                  "or a Llama-family GGUF model file (dequantized; its tokenizer and chat template "
+                  "go into the artifact)")
+      ->excludes(hf);
+#endif
   cmd->add_option("--out", o->out, "artifact folder to write (must not exist, or --force)")
       ->required();
   auto* ids = cmd->add_option("--calib-ids", o->calib_ids,
@@ -156,7 +186,7 @@ void SetupPrepareCommand(CLI::App& app, CommandContext& ctx) {
       "--calib-len tokens; DetLLM used WikiText2 train, 48 x 1024)");
   text->excludes(ids)->excludes(stats);
   cmd->add_option("--tokenizer", o->tokenizer,
-                  "tokenizer.json for --calib (default: the checkpoint's, else Qwen3's)");
+                  "tokenizer.json for --calib (default: the checkpoint's or GGUF's, else Qwen3's)");
 #endif
   ids->excludes(stats);
   cmd->add_option("--calib-samples", o->calib_samples,

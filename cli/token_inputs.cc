@@ -6,19 +6,21 @@
 #include "base/sha256.h"
 #include "cli/command.h"
 #include "engine/safetensors.h"
+#include "gguf/model_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 
 namespace dv::cli {
 
 std::string TokenizerFor(const std::string& model_dir, const std::string& fallback) {
-  const std::string own = model_dir + "/tokenizer.json";
-  if (std::filesystem::is_regular_file(own)) return own;
-  return fallback.empty() ? tok::DefaultTokenizerPath() : fallback;
+  const std::string own = gguf::TokenizerPathFor(model_dir);
+  if (own != tok::DefaultTokenizerPath()) return own;
+  return fallback.empty() ? own : fallback;
 }
 
-TokenText TokenizeTextFile(const std::string& path, const std::string& tokenizer_json,
+TokenText TokenizeTextFile(const std::string& path, const std::string& tokenizer_file,
                            int64_t vocab) {
-  return TokenizeTextFile(path, tok::Tokenizer::FromFile(tokenizer_json), tokenizer_json, vocab);
+  return TokenizeTextFile(path, gguf::LoadModelTokenizer(tokenizer_file).tokenizer, tokenizer_file,
+                          vocab);
 }
 
 TokenText TokenizeTextFile(const std::string& path, const tok::Tokenizer& tokenizer,

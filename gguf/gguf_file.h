@@ -73,6 +73,8 @@ class Value {
   std::string_view AsString(uint64_t i = 0) const;
   // All elements of a STRING value or STRING array, in order.
   const std::vector<std::string_view>& Strings() const { return strings_; }
+  // The fixed-size elements as stored (little-endian, back to back); empty for STRING values.
+  std::span<const uint8_t> raw() const { return raw_; }
 
  private:
   friend class Parser;

@@ -75,7 +75,8 @@ TEST(FidelityCli, BadInputsAreOneLineAndExitTwo) {
        "--ctx 4096 exceeds the model's 256 positions"},
       {{"ppl", "--artifact", art, "--ids", held, "--ctx", "64", "--stride", "65"},
        "--stride must not exceed --ctx"},
-      {{"ppl", "--ids", held}, "give --artifact DIR or --hf DIR"},
+      {{"ppl", "--ids", held}, "give --artifact DIR, --hf DIR or --gguf FILE"},
+      {{"compare", "--artifact", art, "--ids", held}, "give --hf DIR or --gguf FILE (one)"},
   };
   for (const auto& [args, want] : cases) {
     const auto r = Detverify(args);
