@@ -14,7 +14,10 @@
 #include "engine/backends/backend_registry.h"
 #include "engine/co_prompts.h"
 #include "engine/model_source.h"
+#include "gguf/gguf_checkpoint.h"
+#include "gguf/model_cache.h"
 #include "harness/emulated_platform.h"
+#include "harness/prepared_model.h"
 #include "harness/prompt_text.h"
 #include "prepare/prepared_synthetic.h"
 
@@ -53,7 +56,7 @@ plan::PlanModel PlanModelOf(const ResolvedModel& m, const Scenario& scenario, En
   plan::PlanModel out;
   if (engine == EngineKind::kFloat) {
     if (!m.checkpoint) return out;  // skipped: the plan records the engine, not a model
-    out.source = plan::ModelSource::kHfCheckpoint;
+    out.source = m.float_gguf ? plan::ModelSource::kGguf : plan::ModelSource::kHfCheckpoint;
     out.path = m.checkpoint_dir;
     out.sha256 = m.checkpoint_sha256;
     out.config_sha256 = m.checkpoint_config_sha256;
@@ -118,20 +121,34 @@ void ResolveIntModel(const Scenario& scenario, ResolvedModel& m) {
 // The float side of ResolveModel.
 void ResolveFloatModel(const Scenario& scenario, ResolvedModel& m) {
   std::string dir;
-  if (!scenario.model.hf.empty()) {
-    dir = ResolveScenarioPath(scenario, scenario.model.hf);
-    if (PathExists(dir)) {
+  const bool gguf = !scenario.model.gguf.empty();
+  const std::string& named = gguf ? scenario.model.gguf : scenario.model.hf;
+  if (!named.empty()) {
+    dir = ResolveScenarioPath(scenario, named);
+    // A bare GGUF file name is also looked up among the installed models (gguf/model_cache.h).
+    if (gguf && !PathExists(dir) && named.find('/') == std::string::npos &&
+        PathExists(gguf::ModelCacheDir() + "/" + named)) {
+      dir = gguf::ModelCacheDir() + "/" + named;
+    }
+    if (PathExists(dir) && gguf) {
+      m.checkpoint = gguf::OpenGgufCheckpoint(dir, [&] {
+        std::fprintf(stderr, "detverify: dequantizing %s to float32\n", dir.c_str());
+      });
+      m.float_source = "gguf:" + BaseName(dir);
+      m.float_gguf = true;
+    } else if (PathExists(dir)) {
       m.checkpoint = OpenHfCheckpoint(dir);
       m.float_source = "hf:" + BaseName(dir);
     } else if (scenario.model.fallback_preset.empty()) {
-      m.float_missing = "the Hugging Face checkpoint '" + scenario.model.hf +
+      m.float_missing = (gguf ? "the GGUF model '" : "the Hugging Face checkpoint '") + named +
                         "' does not exist and the scenario has no fallback";
       return;
     } else {
       m.float_fallback_used = true;
     }
   } else if (scenario.model.fallback_preset.empty()) {
-    m.float_missing = "the scenario names no Hugging Face checkpoint (model.hf) for its float rows";
+    m.float_missing =
+        "the scenario names no float model (model.hf or model.gguf) for its float rows";
     return;
   }
   if (!m.checkpoint) {
@@ -144,7 +161,41 @@ void ResolveFloatModel(const Scenario& scenario, ResolvedModel& m) {
   }
   m.checkpoint_dir = std::filesystem::absolute(dir).lexically_normal().string();
   m.checkpoint_sha256 = m.checkpoint->ContentSha256();
-  m.checkpoint_config_sha256 = Sha256FileHex(m.checkpoint_dir + "/config.json");
+  // A GGUF holds its config in the file: the file's digest stands for both.
+  m.checkpoint_config_sha256 =
+      m.float_gguf ? m.checkpoint_sha256 : Sha256FileHex(m.checkpoint_dir + "/config.json");
+}
+
+// model.prepare: the float model prepared with the scenario's calibration (cached).
+void ResolvePreparedIntModel(const Scenario& scenario, ResolvedModel& m) {
+  if (!m.checkpoint) {
+    m.int_missing = "model.prepare has no float model to prepare: " + m.float_missing;
+    return;
+  }
+  if (m.float_synthetic) {
+    m.int_missing = "model.prepare prepares the named float model, which is absent";
+    return;
+  }
+  PreparedModelSpec spec;
+  spec.checkpoint = m.checkpoint.get();
+  spec.model_path = m.checkpoint_dir;
+  spec.gguf = m.float_gguf;
+  spec.model_sha256 = m.checkpoint_sha256;
+  spec.calib_path = ResolveScenarioPath(scenario, scenario.model.prepare_calib);
+  if (!PathExists(spec.calib_path)) {
+    throw ScenarioError(scenario.path + ": model.prepare.calib '" + scenario.model.prepare_calib +
+                        "' does not exist");
+  }
+  spec.samples = scenario.model.prepare_samples;
+  spec.len = scenario.model.prepare_len;
+  m.artifact = LoadPreparedModel(spec, [](const std::string& dir) {
+    std::fprintf(stderr,
+                 "detverify: preparing the scenario's float model into %s (once; a minute for "
+                 "SmolLM2-135M)\n",
+                 dir.c_str());
+  });
+  m.artifact_path = m.artifact->dir();
+  m.source = "prepared:" + BaseName(m.checkpoint_dir);
 }
 
 }  // namespace
@@ -176,8 +227,14 @@ std::string ResolvedModel::TokenizerDir() const {
 
 ResolvedModel ResolveModel(const Scenario& scenario, bool with_float) {
   ResolvedModel m;
-  ResolveIntModel(scenario, m);
-  if (with_float) ResolveFloatModel(scenario, m);
+  if (scenario.model.prepare) {
+    // The int8 rows' model is made from the float rows' one: that is resolved first.
+    ResolveFloatModel(scenario, m);
+    ResolvePreparedIntModel(scenario, m);
+  } else {
+    ResolveIntModel(scenario, m);
+    if (with_float) ResolveFloatModel(scenario, m);
+  }
   if (!m.artifact && !m.checkpoint) {
     throw ScenarioError(scenario.path + ": " +
                         (with_float ? m.int_missing + "; " + m.float_missing : m.int_missing));
@@ -189,8 +246,13 @@ ResolvedPrompt ResolvePromptWithTokenizer(const Scenario& scenario, const Resolv
   ResolvedPrompt out;
   out.ids = scenario.prompt.ids;
   if (out.ids.empty()) {
-    out.ids = TokenizePromptText(scenario, model.TokenizerDir());
-    out.tokenizer_sha256 = Sha256FileHex(PromptTokenizerPath(model.TokenizerDir()));
+    // Float rows alone, of a GGUF model: its own tokenizer and chat template.
+    const std::string path = !model.artifact && model.float_gguf
+                                 ? model.checkpoint_dir
+                                 : PromptTokenizerPath(model.TokenizerDir());
+    out.ids = TokenizePromptText(scenario, path);
+    out.tokenizer_sha256 = Sha256FileHex(path);
+    out.tokenizer_path = path;
   }
   std::vector<int32_t>& ids = out.ids;
   if (scenario.prompt.first_tokens > 0) {
@@ -312,7 +374,10 @@ PlannedRun PlanConfiguration(const Scenario& scenario, const std::string& scenar
   p.split_prefill = c.split_prefill;
   p.max_new = scenario.max_new;
   p.timeout_s = c.timeout_s;
-  p.spec_version = build::kSpecVersion;
+  // The int8 rows compute their artifact's semantics (detllm-v1, or its Llama variant).
+  p.spec_version = c.engine == EngineKind::kInt8 && model.artifact
+                       ? SpecVersionOf(model.artifact->weights().config)
+                       : build::kSpecVersion;
   if (c.engine == EngineKind::kFloat) {
     // OpenBLAS's own default is every CPU; the plan names the count so the child sets it.
     p.threads = c.threads > 0 ? c.threads

@@ -31,10 +31,12 @@ struct ResolvedModel {
   std::string int_missing;     // why int8 rows cannot run ("" when artifact is set)
 
   std::unique_ptr<FloatCheckpoint> checkpoint;  // null when the float side is absent
-  std::string float_source;  // "hf:<dir name>" or "synthetic-hf:<preset> seed=<n>"
+  std::string
+      float_source;  // "hf:<dir name>", "gguf:<file name>", "synthetic-hf:<preset> seed=<n>"
   bool float_synthetic = false;
+  bool float_gguf = false;           // the checkpoint is a GGUF file (model.gguf)
   bool float_fallback_used = false;  // the checkpoint was named but absent
-  std::string checkpoint_dir;        // the folder read (absolute)
+  std::string checkpoint_dir;        // the folder read, or the GGUF file (absolute)
   std::string checkpoint_sha256, checkpoint_config_sha256;
   std::string float_missing;  // why float rows cannot run ("" when checkpoint is set)
 
@@ -50,6 +52,7 @@ struct ResolvedModel {
 struct ResolvedPrompt {
   std::vector<int32_t> ids;
   std::string tokenizer_sha256;  // "" for a prompt given as ids
+  std::string tokenizer_path;    // the tokenizer file used ("" for a prompt given as ids)
 };
 
 // Relative paths are looked up in the current directory, then beside the scenario file.

@@ -1,8 +1,7 @@
 #include "harness/prompt_text.h"
 
-#include <sys/stat.h>
-
 #include "base/file_io.h"
+#include "gguf/model_tokenizer.h"
 #include "harness/plan_builder.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
@@ -15,13 +14,22 @@ constexpr size_t kMaxPromptTextBytes = 64 * kMiB;
 }  // namespace
 
 std::string PromptTokenizerPath(const std::string& model_dir) {
-  const std::string own = model_dir + "/tokenizer.json";
-  struct stat st {};
-  if (::stat(own.c_str(), &st) == 0) return own;
-  return tok::DefaultTokenizerPath();
+  return gguf::TokenizerPathFor(model_dir);
 }
 
-std::vector<int32_t> TokenizePromptText(const Scenario& scenario, const std::string& model_dir) {
+std::vector<int32_t> TokenizePromptText(const Scenario& scenario,
+                                        const std::string& tokenizer_path) {
+  try {
+    const gguf::ModelTokenizer t = gguf::LoadModelTokenizer(tokenizer_path);
+    return TokenizePromptText(scenario, t.tokenizer,
+                              scenario.prompt.chat ? t.Chat() : tok::ChatTemplate::Qwen3());
+  } catch (const ExpectedError& e) {
+    throw ScenarioError(scenario.path + ": cannot tokenize the prompt: " + e.what());
+  }
+}
+
+std::vector<int32_t> TokenizePromptText(const Scenario& scenario, const tok::Tokenizer& tokenizer,
+                                        const tok::ChatTemplate& chat) {
   std::string text = scenario.prompt.text;
   if (!scenario.prompt.text_file.empty()) {
     const std::string path = ResolveScenarioPath(scenario, scenario.prompt.text_file);
@@ -31,16 +39,14 @@ std::vector<int32_t> TokenizePromptText(const Scenario& scenario, const std::str
     }
   }
   if (scenario.prompt.chat) {
-    text = tok::RenderQwen3Chat({{"user", text, std::nullopt}}, /*add_generation_prompt=*/true,
-                                /*enable_thinking=*/false);
+    text = chat.Render({{"user", text, std::nullopt}}, /*add_generation_prompt=*/true,
+                       /*enable_thinking=*/false);
   }
-  std::vector<int32_t> ids;
   try {
-    ids = tok::Tokenizer::FromFile(PromptTokenizerPath(model_dir)).Encode(text);
+    return tokenizer.Encode(text);
   } catch (const tok::TokenizerError& e) {
     throw ScenarioError(scenario.path + ": cannot tokenize the prompt: " + e.what());
   }
-  return ids;
 }
 
 }  // namespace dv::harness

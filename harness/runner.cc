@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -18,9 +19,11 @@
 #include "build_info.h"
 #include "db/run_store.h"
 #include "fingerprint/fingerprint.h"
+#include "gguf/model_tokenizer.h"
 #include "harness/emulated_platform.h"
 #include "harness/plan_builder.h"
 #include "harness/progress.h"
+#include "harness/prompt_text.h"
 #include "os/child_process.h"
 #include "plan/plan_result.h"
 #include "verdict/run_table.h"
@@ -86,9 +89,11 @@ struct RunContext {
 
 void PrintHeader(const Scenario& scenario, const RunContext& ctx, std::FILE* info) {
   const nlohmann::json& fp = ctx.fingerprint;
-  std::fprintf(info, "detverify %s (spec %s, %s)  scenario %s\n", build::kToolVersion,
-               build::kSpecVersion, build::kGitCommit, scenario.name.c_str());
   const ResolvedModel& m = ctx.model;
+  // The int8 rows' semantics: detllm-v1, or its Llama variant (docs/SPEC.md §9).
+  std::fprintf(info, "detverify %s (spec %s, %s)  scenario %s\n", build::kToolVersion,
+               m.artifact ? SpecVersionOf(m.artifact->weights().config) : build::kSpecVersion,
+               build::kGitCommit, scenario.name.c_str());
   if (m.artifact) {
     std::fprintf(info, "artifact  %s  sha256 %s\n", m.source.c_str(), m.artifact->sha256().c_str());
   }
@@ -106,9 +111,12 @@ void PrintHeader(const Scenario& scenario, const RunContext& ctx, std::FILE* inf
     lines.push_back("the int8 rows run the built-in " + m.source + ".");
   }
   if (m.checkpoint && m.float_synthetic) {
-    lines.push_back(m.float_fallback_used
-                        ? "the checkpoint '" + scenario.model.hf + "' is absent, so"
-                        : "this scenario names no hf checkpoint, so");
+    lines.push_back(
+        m.float_fallback_used
+            ? "the checkpoint '" +
+                  (scenario.model.gguf.empty() ? scenario.model.hf : scenario.model.gguf) +
+                  "' is absent, so"
+            : "this scenario names no float model, so");
     lines.push_back("the float rows run the built-in " + m.float_source + ".");
   }
   if (!lines.empty()) {
@@ -234,7 +242,7 @@ db::RunRecord RunConfiguration(const Scenario& scenario, const Configuration& c,
   run.backend = c.backend;
   run.started_at = UtcNow();
   run.tool_version = build::kToolVersion;
-  run.spec_version = build::kSpecVersion;
+  run.spec_version = planned.plan.spec_version;
   run.config_json = plan::CanonicalPlanText(planned.plan);
   if (!planned.skip_reason.empty()) {
     run.status = RunStatus::kSkipped;
@@ -270,6 +278,53 @@ db::RunRecord RunConfiguration(const Scenario& scenario, const Configuration& c,
   return run;
 }
 
+// generate.show_text: the generated text of each distinct token chain, decoded with the
+// tokenizer the prompt was encoded with (else the model's), naming the rows that produced it.
+void PrintTexts(const RunContext& ctx, const std::vector<db::RunRecord>& records) {
+  std::string path = ctx.prompt.tokenizer_path;
+  if (path.empty()) {
+    path = !ctx.model.artifact && ctx.model.float_gguf
+               ? ctx.model.checkpoint_dir
+               : PromptTokenizerPath(ctx.model.TokenizerDir());
+  }
+  std::optional<gguf::ModelTokenizer> tokenizer;
+  try {
+    tokenizer.emplace(gguf::LoadModelTokenizer(path));
+  } catch (const ExpectedError& e) {
+    std::printf("generated text: not shown (%s)\n", e.what());
+    return;
+  }
+  std::vector<std::pair<std::string, std::vector<const db::RunRecord*>>> chains;
+  for (const db::RunRecord& r : records) {
+    if (r.status != RunStatus::kOk || !r.final_token_chain) continue;
+    auto it = std::find_if(chains.begin(), chains.end(),
+                           [&](const auto& c) { return c.first == *r.final_token_chain; });
+    if (it == chains.end()) {
+      chains.push_back({*r.final_token_chain, {}});
+      it = chains.end() - 1;
+    }
+    it->second.push_back(&r);
+  }
+  std::printf("\ngenerated text: %zu distinct token chain%s (tokenizer %s)\n", chains.size(),
+              chains.size() == 1 ? "" : "s",
+              std::filesystem::path(path).filename().string().c_str());
+  for (const auto& [chain, rows] : chains) {
+    std::string names;
+    for (const db::RunRecord* r : rows) names += (names.empty() ? "" : ", ") + r->configuration;
+    std::vector<int32_t> ids;
+    for (const db::StepRecord& s : rows.front()->steps)
+      ids.push_back(static_cast<int32_t>(s.token_id));
+    std::string text = tokenizer->tokenizer.Decode(ids);
+    // Indented, one line per line of text.
+    std::string indented = "    ";
+    for (char ch : text) {
+      indented += ch;
+      if (ch == '\n') indented += "    ";
+    }
+    std::printf("  token chain %.12s  %s\n%s\n", chain.c_str(), names.c_str(), indented.c_str());
+  }
+}
+
 // Stage 4: the run table, as text or JSON.
 void PrintTable(const Scenario& scenario, const RunContext& ctx,
                 const std::vector<db::RunRecord>& records, const RunnerOptions& o) {
@@ -282,6 +337,7 @@ void PrintTable(const Scenario& scenario, const RunContext& ctx,
     return;
   }
   std::printf("\n%s", verdict::RenderRunTableText(table).c_str());
+  if (scenario.show_text) PrintTexts(ctx, records);
   bool any_expect = false;
   for (const auto& e : scenario.expect) {
     any_expect |= ctx.model.artifact && ctx.model.artifact->sha256().rfind(e.artifact, 0) == 0;

@@ -209,9 +209,25 @@ constexpr int64_t kMaxSteps = 1 << 20;
 constexpr size_t kMaxScenarioBytes = 16 * kMiB;
 
 void ParseModel(const Reader& r, const YAML::Node& n, ModelSpec& m) {
-  r.OnlyKeys(n, "model", {"artifact", "hf", "fallback", "fallback_seed"});
+  r.OnlyKeys(n, "model", {"artifact", "hf", "gguf", "prepare", "fallback", "fallback_seed"});
   if (n["artifact"]) m.artifact = r.Str(n["artifact"], "model.artifact");
   if (n["hf"]) m.hf = r.Str(n["hf"], "model.hf");
+  if (n["gguf"]) m.gguf = r.Str(n["gguf"], "model.gguf");
+  if (!m.hf.empty() && !m.gguf.empty())
+    r.Fail(n["gguf"], "model.hf and model.gguf both name the float rows' model; give one");
+  if (const YAML::Node p = n["prepare"]) {
+    if (!p.IsMap()) r.Fail(p, "model.prepare must be a mapping { calib, samples, len }");
+    r.OnlyKeys(p, "model.prepare", {"calib", "samples", "len"});
+    if (!p["calib"]) r.Fail(p, "model.prepare needs calib (a calibration text file)");
+    m.prepare = true;
+    m.prepare_calib = r.Str(p["calib"], "model.prepare.calib");
+    if (p["samples"]) m.prepare_samples = r.Int(p["samples"], "model.prepare.samples", 1, 4096);
+    if (p["len"]) m.prepare_len = r.Int(p["len"], "model.prepare.len", 1, 1 << 16);
+    if (!m.artifact.empty())
+      r.Fail(p, "model.artifact and model.prepare both name the int8 rows' model; give one");
+    if (m.hf.empty() && m.gguf.empty())
+      r.Fail(p, "model.prepare needs the float model it prepares (model.gguf or model.hf)");
+  }
   if (n["fallback"]) {
     const std::string f = r.Str(n["fallback"], "model.fallback");
     const size_t colon = f.find(':');
@@ -230,8 +246,9 @@ void ParseModel(const Reader& r, const YAML::Node& n, ModelSpec& m) {
   if (n["fallback_seed"])
     m.fallback_seed =
         static_cast<uint64_t>(r.Int(n["fallback_seed"], "model.fallback_seed", 0, INT64_MAX));
-  if (m.artifact.empty() && m.hf.empty() && m.fallback_preset.empty())
-    r.Fail(n, "model needs an artifact, an hf checkpoint, a fallback, or some of them");
+  if (m.artifact.empty() && m.hf.empty() && m.gguf.empty() && m.fallback_preset.empty())
+    r.Fail(n,
+           "model needs an artifact, an hf checkpoint or a gguf file, a fallback, or some of them");
 }
 
 void ParsePrompt(const Reader& r, const YAML::Node& n, PromptSpec& p) {
@@ -390,7 +407,9 @@ Scenario ParseScenario(const std::string& text, const std::string& path) {
     if (s.name.empty()) r.Fail(root["name"], "name must not be empty");
     ParseModel(r, root["model"], s.model);
     ParsePrompt(r, root["prompt"], s.prompt);
-    r.OnlyKeys(root["generate"], "generate", {"max_new"});
+    r.OnlyKeys(root["generate"], "generate", {"max_new", "show_text"});
+    if (root["generate"]["show_text"])
+      s.show_text = r.Bool(root["generate"]["show_text"], "generate.show_text");
     if (!root["generate"]["max_new"]) r.Fail(root["generate"], "generate needs max_new");
     s.max_new = r.Int(root["generate"]["max_new"], "generate.max_new", 1, kMaxSteps);
     s.lines.max_new = root["generate"]["max_new"].Mark().line + 1;
@@ -455,6 +474,12 @@ std::string CanonicalScenarioText(const Scenario& s) {
                 {"fallback_seed", s.model.fallback_seed}};
   // Only when given: the identity of a scenario without a checkpoint stays what it was.
   if (!s.model.hf.empty()) j["model"]["hf"] = s.model.hf;
+  if (!s.model.gguf.empty()) j["model"]["gguf"] = s.model.gguf;
+  if (s.model.prepare) {
+    j["model"]["prepare"] = {{"calib", s.model.prepare_calib},
+                             {"samples", s.model.prepare_samples},
+                             {"len", s.model.prepare_len}};
+  }
   // Only when not the default, for the same reason.
   if (s.model.fallback_kind != "synthetic") j["model"]["fallback_kind"] = s.model.fallback_kind;
   j["prompt"] = {{"ids", s.prompt.ids},
@@ -463,7 +488,7 @@ std::string CanonicalScenarioText(const Scenario& s) {
                  {"chat", s.prompt.chat},
                  {"first_tokens", s.prompt.first_tokens},
                  {"expect_ids", s.prompt.expect_ids}};
-  j["max_new"] = s.max_new;
+  j["max_new"] = s.max_new;  // (generate.show_text changes what is printed, not what runs)
   j["co_prompts"] = {{"seed", s.co_prompts.seed},
                      {"count", s.co_prompts.count},
                      {"length", {s.co_prompts.min_len, s.co_prompts.max_len}},

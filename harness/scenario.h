@@ -26,12 +26,18 @@ class ScenarioError : public ExpectedError {
 struct ModelSpec {
   std::string artifact;         // int artifact folder as written (may be empty)
   std::string hf;               // Hugging Face checkpoint folder as written (may be empty)
+  std::string gguf;             // or a Llama-family GGUF file for the float rows (may be empty)
   std::string fallback_preset;  // "qwen3-0.6b" from "synthetic:qwen3-0.6b" (may be empty)
   // "synthetic": the int synthetic preset (integer PRNG, engine/synth.h); "prepared": the
   // synthetic float checkpoint of that preset prepared with the built-in calibration
   // (prepare/prepared_synthetic.h), the model the float rows run too.
   std::string fallback_kind = "synthetic";
   uint64_t fallback_seed = 0;
+  // model.prepare: the int8 rows run the float model (gguf or hf) prepared with this
+  // calibration text, once, into the cache (harness/prepared_model.h).
+  bool prepare = false;
+  std::string prepare_calib;  // as written
+  int64_t prepare_samples = 8, prepare_len = 512;
 };
 
 struct PromptSpec {
@@ -80,6 +86,7 @@ struct Scenario {
   ModelSpec model;
   PromptSpec prompt;
   int64_t max_new = 0;
+  bool show_text = false;  // generate.show_text: print the text of each distinct token chain
   CoPromptSpec co_prompts;
   int64_t timeout_s = 3600;
   std::vector<verdict::ExpectedHashes> expect;

@@ -19,6 +19,7 @@
 #include "checkpoint/hf_checkpoint.h"
 #include "float_engine/blas.h"
 #include "float_engine/float_generate.h"
+#include "gguf/gguf_checkpoint.h"
 #endif
 
 namespace dv::plan {
@@ -60,11 +61,21 @@ std::unique_ptr<Artifact> LoadPlanModel(const RunPlan& plan) {
 }
 
 #ifdef DV_PLAN_FLOAT_ENGINE
-// The Hugging Face checkpoint a float plan names, checked against its digests.
+// The Hugging Face checkpoint or GGUF file a float plan names, checked against its digests.
 std::unique_ptr<FloatCheckpoint> LoadFloatPlanModel(const RunPlan& plan) {
+  if (plan.model.source == ModelSource::kGguf) {
+    auto checkpoint = gguf::OpenGgufCheckpoint(plan.model.path);
+    if (checkpoint->ContentSha256() != plan.model.sha256) {
+      throw PlanError(plan.model.path + ": the GGUF file has sha256 " +
+                      checkpoint->ContentSha256().substr(0, 16) + ", the run plan names " +
+                      plan.model.sha256.substr(0, 16) + " (it changed after the run was planned?)");
+    }
+    return checkpoint;
+  }
   if (plan.model.source != ModelSource::kHfCheckpoint) {
     throw PlanError("run plan " + plan.name + ": the float engine runs a Hugging Face checkpoint " +
-                    "(hf), not a " + std::string(ModelSourceName(plan.model.source)) + " model");
+                    "(hf) or a GGUF file, not a " +
+                    std::string(ModelSourceName(plan.model.source)) + " model");
   }
   auto checkpoint = OpenHfCheckpoint(plan.model.path);
   if (checkpoint->ContentSha256() != plan.model.sha256) {
@@ -141,12 +152,20 @@ PlanResult ExecuteFloatPlan(const RunPlan& plan, const std::string& plan_sha256,
 
 PlanResult ExecutePlan(const RunPlan& plan, const std::string& plan_sha256,
                        const ProgressFn& progress) {
-  if (plan.spec_version != build::kSpecVersion) {
-    throw PlanError("run plan " + plan.name + ": spec " + plan.spec_version + ", this build " +
-                    "computes " + build::kSpecVersion);
+  if (plan.engine == EngineKind::kFloat) {
+    if (plan.spec_version != build::kSpecVersion) {
+      throw PlanError("run plan " + plan.name + ": spec " + plan.spec_version + ", this build " +
+                      "computes " + build::kSpecVersion);
+    }
+    return ExecuteFloatPlan(plan, plan_sha256, progress);
   }
-  if (plan.engine == EngineKind::kFloat) return ExecuteFloatPlan(plan, plan_sha256, progress);
   const std::unique_ptr<Artifact> artifact = LoadPlanModel(plan);
+  // The artifact's semantics: detllm-v1, or its no-QK-Norm variant (docs/SPEC.md §9).
+  const std::string spec = SpecVersionOf(artifact->weights().config);
+  if (plan.spec_version != spec) {
+    throw PlanError("run plan " + plan.name + ": spec " + plan.spec_version + ", but its model " +
+                    "computes " + spec);
+  }
   BackendOptions options;
   options.threads = static_cast<int>(plan.threads);
   options.cpu_isa = plan.isa;

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "db/run_store.h"
+#include "gguf/model_cache.h"
 #include "tests/support/scratch_files.h"
 
 namespace dv {
@@ -176,12 +177,172 @@ TEST_F(FloatColumnE2e, RowsWhoseModelIsMissingAreSkippedWithTheReason) {
   const Result ints =
       Run(dir_.File("n.yaml"), dir_.File("n.db"), "--config int8-ref-b1 --config fp32-cpu-b1");
   EXPECT_EQ(ints.code, 0) << ints.out << ints.err;
-  EXPECT_NE(ints.out.find("fp32-cpu-b1: skipped: the scenario names no Hugging Face checkpoint "
-                          "(model.hf) for its float rows"),
+  EXPECT_NE(ints.out.find("fp32-cpu-b1: skipped: the scenario names no float model (model.hf or "
+                          "model.gguf) for its float rows"),
             std::string::npos)
       << ints.out;
   EXPECT_EQ(ints.out.find("the float contrast engine is not part of this build"),
             std::string::npos);
+}
+
+// A GGUF as the float rows' model (model.gguf): the rows run the dequantized file; each plan
+// names source gguf and the file's sha256 (sha256sum's); the one-thread row's tokens and final
+// logits chain are those of `generate --engine float --gguf` on the same file (a different path
+// into the engine: no plan, no child). Float rows alone have no int8 hash to agree on.
+TEST_F(FloatColumnE2e, GgufModelRunsTheFloatRows) {
+  const std::string gguf = std::string(DV_SOURCE_ROOT) + "/tests/data/gguf/llama_tiny.gguf";
+  test_files::WriteFile(
+      dir_.File("g.yaml"),
+      "name: gguf-float\nmodel: { gguf: '" + gguf +
+          "' }\nprompt: { ids: [3, 14, 15, 9, 26, 5, 35, 8] }\ngenerate: { max_new: 6 }\n"
+          "co_prompts: { seed: 7, length: [3, 9], vocab: [1, 39] }\n"
+          "configurations:\n"
+          "  - { name: fp32-cpu-t1,    engine: float, backend: cpu, dtype: fp32, threads: 1 }\n"
+          "  - { name: fp32-cpu-b4,    engine: float, backend: cpu, dtype: fp32, batch: { size: 4, "
+          "co_prompts: true } }\n"
+          "  - { name: fp32-cpu-split, engine: float, backend: cpu, dtype: fp32, split: { prefill: "
+          "3 } }\n"
+          "  - { name: bf16-cpu-b1,    engine: float, backend: cpu, dtype: bf16 }\n");
+  const std::string db = dir_.File("g.db");
+  const Result run = Run(dir_.File("g.yaml"), db);
+  EXPECT_NE(run.out.find("float     gguf:llama_tiny.gguf  sha256 "), std::string::npos)
+      << run.out << run.err;
+  EXPECT_NE(run.out.find("  float rows: 4 rows with hashes; "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("no int8 hash"), std::string::npos) << run.out;
+
+  const Result sum = Shell("sha256sum '" + gguf + "'", dir_);
+  ASSERT_EQ(sum.code, 0);
+  const std::string file_sha256 = sum.out.substr(0, 64);
+  const Result gen = Shell(std::string(DETVERIFY_BIN) +
+                               " generate --engine float --dtype fp32 --threads 1 --gguf '" + gguf +
+                               "' --prompt-ids 3,14,15,9,26,5,35,8 --max-new 6 --json",
+                           dir_);
+  ASSERT_EQ(gen.code, 0) << gen.err;
+  const nlohmann::json direct = nlohmann::json::parse(gen.out);
+  EXPECT_EQ(direct["checkpoint"]["sha256"], file_sha256);
+
+  const db::RunStore store = db::RunStore::OpenReadOnly(db);
+  int ok = 0;
+  for (const db::RunRecord& r :
+       store.Runs(store.Scenarios().at(0).id, db::StepLoading::kWithSteps)) {
+    ASSERT_EQ(r.status, RunStatus::kOk) << r.configuration;
+    ++ok;
+    const nlohmann::json plan = nlohmann::json::parse(r.config_json);
+    EXPECT_EQ(plan["model"]["source"], "gguf") << r.configuration;
+    EXPECT_EQ(plan["model"]["sha256"], file_sha256) << r.configuration;
+    EXPECT_EQ(r.artifact.id, file_sha256);
+    EXPECT_EQ(r.artifact.source, "gguf:llama_tiny.gguf");
+    EXPECT_EQ(r.step0_logits.size(), 4u * 40u) << r.configuration;  // the vocabulary, float32
+    if (r.configuration == "fp32-cpu-t1") {
+      EXPECT_EQ(r.final_logits_chain.value_or(""),
+                direct["rows"][0]["final"]["logits_chain"].get<std::string>());
+      ASSERT_EQ(r.steps.size(), 6u);
+      for (size_t i = 0; i < r.steps.size(); ++i) {
+        EXPECT_EQ(r.steps[i].token_id, direct["rows"][0]["tokens"][i].get<int64_t>()) << i;
+      }
+    }
+  }
+  EXPECT_EQ(ok, 4);
+
+  // A GGUF that is not there, and no fallback: one line naming it, exit 2.
+  test_files::WriteFile(dir_.File("missing.yaml"),
+                        "name: g\nmodel: { gguf: '" + dir_.File("absent.gguf") +
+                            "' }\nprompt: { ids: [3, 4] }\ngenerate: { max_new: 2 }\n"
+                            "configurations: [ { name: f, engine: float, backend: cpu } ]\n");
+  const Result missing = Run(dir_.File("missing.yaml"), dir_.File("m.db"));
+  EXPECT_EQ(missing.code, 2) << missing.out << missing.err;
+  EXPECT_NE(missing.err.find("the GGUF model '" + dir_.File("absent.gguf") +
+                             "' does not exist and the scenario has no fallback"),
+            std::string::npos)
+      << missing.err;
+}
+
+// A Llama-family int artifact (prepare --gguf: spec detllm-v1-llama, docs/SPEC.md §9) with the
+// GGUF it was prepared from as the float rows' model: the int8 rows share one hash across
+// backends, batch and split and record the variant's spec; the float rows run the GGUF.
+TEST_F(FloatColumnE2e, LlamaArtifactAndItsGgufInOneScenario) {
+  const std::string gguf = std::string(DV_SOURCE_ROOT) + "/tests/data/gguf/llama_tiny.gguf";
+  const std::string art = dir_.File("llama-int");
+  const Result prep = Shell(std::string(DETVERIFY_BIN) + " prepare --gguf '" + gguf + "' --out '" +
+                                art + "' --calib-samples 2 --calib-len 32 --quiet",
+                            dir_);
+  ASSERT_EQ(prep.code, 0) << prep.err;
+  EXPECT_TRUE(fs::is_regular_file(art + "/tokenizer.gguf"));
+  test_files::WriteFile(
+      dir_.File("l.yaml"),
+      "name: llama-tiny\nmodel: { artifact: '" + art + "', gguf: '" + gguf +
+          "' }\nprompt: { ids: [3, 14, 15, 9, 26, 5, 35, 8] }\ngenerate: { max_new: 10 }\n"
+          "co_prompts: { seed: 7, length: [3, 9], vocab: [1, 39] }\n"
+          "configurations:\n"
+          "  - { name: int8-ref-b1,    engine: int8, backend: reference }\n"
+          "  - { name: int8-cpu-b4,    engine: int8, backend: cpu, batch: { size: 4, co_prompts: "
+          "true } }\n"
+          "  - { name: int8-cpu-split, engine: int8, backend: cpu, split: { prefill: 3 } }\n"
+          "  - { name: fp32-cpu-b1,    engine: float, backend: cpu, dtype: fp32 }\n");
+  const std::string db = dir_.File("l.db");
+  const Result run = Run(dir_.File("l.yaml"), db);
+  ASSERT_EQ(run.code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("1 unique hash \u2705"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("(spec detllm-v1-llama,"), std::string::npos) << run.out;
+  const db::RunStore store = db::RunStore::OpenReadOnly(db);
+  for (const db::RunRecord& r :
+       store.Runs(store.Scenarios().at(0).id, db::StepLoading::kWithoutSteps)) {
+    ASSERT_EQ(r.status, RunStatus::kOk) << r.configuration << ": " << r.status_detail;
+    const nlohmann::json plan = nlohmann::json::parse(r.config_json);
+    if (r.engine == EngineKind::kInt8) {
+      EXPECT_EQ(r.spec_version, "detllm-v1-llama") << r.configuration;
+      EXPECT_EQ(plan["spec_version"], "detllm-v1-llama") << r.configuration;
+    } else {
+      EXPECT_EQ(plan["model"]["source"], "gguf");
+    }
+  }
+}
+
+// model.prepare on the installed SmolLM2: the int8 rows run the GGUF prepared with the scenario's
+// calibration into the cache -- the bytes of the documented `prepare --gguf` command -- and share
+// one hash; show_text prints the text of each distinct token chain, decoded with the GGUF's
+// tokenizer. Skipped (naming the path) without the model.
+TEST_F(FloatColumnE2e, PreparedSmolLM2ShowsItsText) {
+  const std::string model = gguf::SmolLM2Path();
+  if (!fs::is_regular_file(model)) {
+    GTEST_SKIP() << "SmolLM2 GGUF not installed at " << model
+                 << " (run scripts/install_deps.sh --with-models)";
+  }
+  const std::string calib = std::string(DV_SOURCE_ROOT) + "/scenarios/texts/kjv-exodus.txt";
+  test_files::WriteFile(
+      dir_.File("p.yaml"),
+      "name: smollm2-tiny-run\nmodel: { gguf: '" + model + "', prepare: { calib: '" + calib +
+          "', samples: 2, len: 64 } }\n"
+          "prompt: { text: 'What is the capital of France?', chat: true }\n"
+          "generate: { max_new: 8, show_text: true }\n"
+          "co_prompts: { seed: 3, length: [4, 12], vocab: [100, 49000] }\n"
+          "configurations:\n"
+          "  - { name: int8-ref-b1, engine: int8, backend: reference }\n"
+          "  - { name: int8-cpu-b4, engine: int8, backend: cpu, batch: { size: 4, co_prompts: "
+          "true } }\n"
+          "  - { name: fp32-cpu-b1, engine: float, backend: cpu, dtype: fp32 }\n");
+  const Result run = Run(dir_.File("p.yaml"), dir_.File("p.db"));
+  ASSERT_EQ(run.code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("1 unique hash \u2705"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("generated text: "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("The capital of France is Paris."), std::string::npos) << run.out;
+
+  // The cached artifact is the by-hand command's.
+  const std::string art = dir_.File("by-hand");
+  const Result prep =
+      Shell(std::string(DETVERIFY_BIN) + " prepare --gguf '" + model + "' --calib '" + calib +
+                "' --calib-samples 2 --calib-len 64 --json --quiet --out '" + art + "'",
+            dir_);
+  ASSERT_EQ(prep.code, 0) << prep.err;
+  const std::string sha = nlohmann::json::parse(prep.out)["model_safetensors_sha256"];
+  const db::RunStore store = db::RunStore::OpenReadOnly(dir_.File("p.db"));
+  for (const db::RunRecord& r :
+       store.Runs(store.Scenarios().at(0).id, db::StepLoading::kWithoutSteps)) {
+    if (r.engine == EngineKind::kInt8) {
+      EXPECT_EQ(r.artifact.id, sha) << r.configuration;
+      EXPECT_EQ(r.artifact.source, "prepared:" + fs::path(model).filename().string());
+    }
+  }
 }
 
 }  // namespace

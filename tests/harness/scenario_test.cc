@@ -115,7 +115,11 @@ const BadCase kBad[] = {
     {"model without source",
      "name: t\nmodel: {}\nprompt: { ids: [1] }\ngenerate: { max_new: 1 }\nconfigurations: [ { "
      "name: a } ]\n",
-     2, "model needs an artifact, an hf checkpoint, a fallback, or some of them"},
+     2, "model needs an artifact, an hf checkpoint or a gguf file, a fallback, or some of them"},
+    {"hf and gguf both",
+     "name: t\nmodel: { hf: ckpt, gguf: m.gguf }\nprompt: { ids: [1] }\ngenerate: { max_new: 1 "
+     "}\nconfigurations: [ { name: a, engine: float } ]\n",
+     2, "model.hf and model.gguf both name the float rows' model; give one"},
     {"unknown platform",
      "name: t\nmodel: { fallback: synthetic:qwen3-tiny }\nprompt: { ids: [1] }\ngenerate: { "
      "max_new: 1 }\n"
