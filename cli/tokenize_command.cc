@@ -1,6 +1,7 @@
 // detverify tokenize: token ids of a text (or the text of ids), for debugging prompts, and --jsonl
 // for bulk work (one JSON string per input line -> one JSON array of ids per output line). The
-// tokenizer is Qwen3's, an artifact's tokenizer.json, or the one a GGUF model carries (--gguf).
+// tokenizer is Qwen3's, an artifact's (tokenizer.gguf or tokenizer.json), or the one a GGUF model
+// carries (--gguf).
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -10,7 +11,7 @@
 #include "cli/command.h"
 #include "cli/model_options.h"
 #include "engine/artifact.h"
-#include "gguf/gguf_tokenizer.h"
+#include "gguf/model_tokenizer.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
@@ -23,31 +24,19 @@ struct TokenizeOptions {
   bool chat = false;
 };
 
-std::string TokenizerPathFor(const std::string& explicit_path, const std::string& artifact_dir) {
-  if (!explicit_path.empty()) return explicit_path;
-  if (!artifact_dir.empty()) {
-    const std::string own = artifact_dir + "/tokenizer.json";
-    if (PathExists(own)) return own;
-  }
-  return tok::DefaultTokenizerPath();
-}
-
 void RunTokenize(const TokenizeOptions& o, CommandContext& ctx) {
   const int sources = !o.text.empty() + !o.file.empty() + !o.ids.empty() + !o.jsonl.empty();
   if (sources != 1) throw UsageError("give exactly one of --text, --file, --ids, --jsonl");
   if (!o.gguf.empty() && (!o.tokenizer.empty() || !o.artifact.empty())) {
     throw UsageError("give --gguf or --tokenizer/--artifact, not both");
   }
-  // The GGUF's tokenizer and chat template, or a tokenizer.json with Qwen3's template.
-  std::optional<gguf::GgufFile> model;
-  std::optional<gguf::GgufTokenizer> model_tokenizer;
-  if (!o.gguf.empty()) {
-    model = gguf::GgufFile::Open(o.gguf);
-    model_tokenizer = gguf::LoadGgufTokenizer(*model);
-  }
-  const tok::Tokenizer tk =
-      model_tokenizer ? model_tokenizer->tokenizer
-                      : tok::Tokenizer::FromFile(TokenizerPathFor(o.tokenizer, o.artifact));
+  // A GGUF's tokenizer and chat template (the model's, or an artifact's tokenizer.gguf), or a
+  // tokenizer.json with Qwen3's template (gguf/model_tokenizer.h).
+  const gguf::ModelTokenizer model =
+      gguf::LoadModelTokenizer(!o.gguf.empty()        ? o.gguf
+                               : !o.tokenizer.empty() ? o.tokenizer
+                                                      : gguf::TokenizerPathFor(o.artifact));
+  const tok::Tokenizer& tk = model.tokenizer;
 
   if (!o.ids.empty()) {
     const std::vector<int32_t> ids = ParseIds(o.ids, "--ids");
@@ -90,9 +79,7 @@ void RunTokenize(const TokenizeOptions& o, CommandContext& ctx) {
     if (!ReadFileBounded(o.file, 256 * kMiB, text, why)) throw UsageError(o.file + ": " + why);
   }
   if (o.chat) {
-    const tok::ChatTemplate chat = model_tokenizer
-                                       ? gguf::RequireChatTemplate(*model_tokenizer, *model)
-                                       : tok::ChatTemplate::Qwen3();
+    const tok::ChatTemplate& chat = model.Chat();
     text = chat.Render({{"user", text, std::nullopt}}, true, false);
   }
   const std::vector<int32_t> ids = tk.Encode(text);
@@ -125,8 +112,9 @@ void SetupTokenizeCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_flag("--json", opt->json, "print JSON (ids and token spellings)");
   cmd->add_option("--tokenizer", opt->tokenizer,
                   "tokenizer.json to use (default: the artifact's, else Qwen3's)");
-  cmd->add_option("--artifact", opt->artifact,
-                  "use this artifact's tokenizer.json when it has one");
+  cmd->add_option(
+      "--artifact", opt->artifact,
+      "use this artifact's tokenizer (tokenizer.gguf or tokenizer.json) when it has one");
   cmd->add_option("--gguf", opt->gguf, "use the tokenizer and chat template of this GGUF model");
   cmd->callback([opt, &ctx]() { RunTokenize(*opt, ctx); });
 }

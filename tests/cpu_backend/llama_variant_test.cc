@@ -52,6 +52,15 @@ TEST(LlamaVariant, TheArtifactSaysItHasNoQkNorm) {
   EXPECT_EQ(config.at("prepare").at("family"), "llama");
 }
 
+// The committed artifact of tests/engine/test_llama_golden.cc (whose chains the cross-ISA runs
+// check) is what prepare writes from the GGUF: prepare is deterministic, so that fixture is
+// this code's output, regenerable by its documented command.
+TEST(LlamaVariant, PrepareWritesTheCommittedFixture) {
+  const auto committed = Artifact::Load(test::DataDir() + "/llama/llama-tiny-int");
+  EXPECT_EQ(LlamaTiny().sha256(), committed->sha256());
+  EXPECT_EQ(LlamaTiny().config_sha256(), committed->config_sha256());
+}
+
 TEST(LlamaVariant, ReferencePathsGiveTheSoloBits) {
   const Artifact& a = LlamaTiny();
   const int64_t vocab = a.weights().config.vocab;
