@@ -171,6 +171,8 @@ void SetupPrepareCommand(CLI::App& app, CommandContext& ctx) {
                   "or a Llama-family GGUF model file (dequantized; its tokenizer and chat template "
                   "go into the artifact)")
       ->excludes(hf);
+#else
+  hf->required();  // the engine-only binary has no GGUF reader
 #endif
   cmd->add_option("--out", o->out, "artifact folder to write (must not exist, or --force)")
       ->required();
