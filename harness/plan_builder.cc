@@ -173,7 +173,8 @@ void ResolvePreparedIntModel(const Scenario& scenario, ResolvedModel& m) {
     return;
   }
   if (m.float_synthetic) {
-    m.int_missing = "model.prepare prepares the named float model, which is absent";
+    // The named float model is absent and the fallback stands in for it: for the int8 rows too.
+    ResolveIntModel(scenario, m);
     return;
   }
   PreparedModelSpec spec;

@@ -255,6 +255,20 @@ TEST_F(FloatColumnE2e, GgufModelRunsTheFloatRows) {
                              "' does not exist and the scenario has no fallback"),
             std::string::npos)
       << missing.err;
+
+  // model.prepare of an absent GGUF: with a fallback, the fallback's models run both sides.
+  test_files::WriteFile(dir_.File("calib.txt"), "calibration text");
+  test_files::WriteFile(dir_.File("fallback.yaml"),
+                        "name: g\nmodel: { gguf: '" + dir_.File("absent.gguf") +
+                            "', prepare: { calib: '" + dir_.File("calib.txt") +
+                            "' }, fallback: synthetic:qwen3-tiny }\nprompt: { ids: [3, 4] "
+                            "}\ngenerate: { max_new: 2 }\n"
+                            "configurations: [ { name: i, engine: int8 }, { name: f, engine: "
+                            "float, backend: cpu } ]\n");
+  const Result fallback = Run(dir_.File("fallback.yaml"), dir_.File("fb.db"));
+  EXPECT_EQ(fallback.code, 0) << fallback.out << fallback.err;
+  EXPECT_NE(fallback.out.find("artifact  synthetic:qwen3-tiny seed=0"), std::string::npos)
+      << fallback.out;
 }
 
 // A Llama-family int artifact (prepare --gguf: spec detllm-v1-llama, docs/SPEC.md §9) with the

@@ -116,6 +116,22 @@ const BadCase kBad[] = {
      "name: t\nmodel: {}\nprompt: { ids: [1] }\ngenerate: { max_new: 1 }\nconfigurations: [ { "
      "name: a } ]\n",
      2, "model needs an artifact, an hf checkpoint or a gguf file, a fallback, or some of them"},
+    {"prepare and artifact both",
+     "name: t\nmodel: { artifact: a, gguf: m.gguf, prepare: { calib: c.txt } }\nprompt: { ids: "
+     "[1] }\ngenerate: { max_new: 1 }\nconfigurations: [ { name: a, engine: int8 } ]\n",
+     2, "model.artifact and model.prepare both name the int8 rows' model; give one"},
+    {"prepare without a float model",
+     "name: t\nmodel: { prepare: { calib: c.txt } }\nprompt: { ids: [1] }\ngenerate: { max_new: "
+     "1 }\nconfigurations: [ { name: a, engine: int8 } ]\n",
+     2, "model.prepare needs the float model it prepares (model.gguf or model.hf)"},
+    {"prepare without calib",
+     "name: t\nmodel: { gguf: m.gguf, prepare: { samples: 2 } }\nprompt: { ids: [1] }\ngenerate: "
+     "{ max_new: 1 }\nconfigurations: [ { name: a, engine: int8 } ]\n",
+     2, "model.prepare needs calib (a calibration text file)"},
+    {"prepare samples out of range",
+     "name: t\nmodel: { gguf: m.gguf, prepare: { calib: c.txt, samples: 0 } }\nprompt: { ids: [1] "
+     "}\ngenerate: { max_new: 1 }\nconfigurations: [ { name: a, engine: int8 } ]\n",
+     2, "model.prepare.samples must be"},
     {"hf and gguf both",
      "name: t\nmodel: { hf: ckpt, gguf: m.gguf }\nprompt: { ids: [1] }\ngenerate: { max_new: 1 "
      "}\nconfigurations: [ { name: a, engine: float } ]\n",
