@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/file_io.h"
 #include "checkpoint/float_config.h"
 
 namespace dv::gguf {
@@ -95,6 +96,9 @@ std::unique_ptr<FloatCheckpoint> OpenGgufCheckpoint(const std::string& path,
 }
 
 bool IsGgufFile(const std::string& path) {
+  // Only a regular file is looked into: opening a FIFO to read its magic would wait for a writer
+  // (the reader the caller then picks refuses it, naming the file).
+  if (!NonRegularKind(path).empty()) return false;
   std::ifstream in(path, std::ios::binary);
   char magic[4] = {};
   return in.read(magic, 4) && std::memcmp(magic, "GGUF", 4) == 0;

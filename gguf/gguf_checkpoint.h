@@ -26,8 +26,8 @@ std::unique_ptr<FloatCheckpoint> OpenGgufCheckpoint(
 // context length, the BOS/EOS ids the tokenizer metadata names.
 FloatModelConfig FloatConfigOf(const LlamaConfig& config);
 
-// Whether `path` names a GGUF file (by its magic, "GGUF"), for verbs that take either a folder or
-// a file.
+// Whether `path` names a GGUF file (a regular file with the magic "GGUF"; a FIFO or device is
+// not opened), for verbs that take either a folder or a file.
 bool IsGgufFile(const std::string& path);
 
 }  // namespace dv::gguf
