@@ -8,7 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -87,23 +89,27 @@ TEST(CrashSafety, RunKilledAtRandomMomentsLeavesOnlyCompleteRunsAndNoChildren) {
   }
   const std::string db = dir.File("results.db");
 
-  // Two full runs first: the first caches the synthetic model (when no earlier test did), the
-  // second measures what the killed runs will take. Timing the first would include the model's
-  // synthesis, and the kill moments drawn from it would land after most runs had ended.
+  // Three full runs first: the first caches the synthetic model (when no earlier test did), the
+  // other two measure what the killed runs will take. The kill moments are drawn from the first
+  // 60% of the faster of the two: a run's length varies with the machine's load (ctest runs other
+  // tests beside this one), and moments drawn from a slow measurement would land after most of
+  // the faster runs had ended.
   int status = 0;
-  int64_t full_run_us = 0;
-  for (int run = 0; run < 2; ++run) {
+  int64_t full_run_us = INT64_MAX;
+  for (int run = 0; run < 3; ++run) {
     const auto t0 = Clock::now();
     const pid_t full = SpawnRun({"run", scenario, "--db", db});
     ASSERT_EQ(::waitpid(full, &status, 0), full);
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
-    full_run_us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count();
+    const int64_t us =
+        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count();
+    if (run > 0) full_run_us = std::min(full_run_us, us);
   }
-  std::printf("one full run: %.2f s\n", static_cast<double>(full_run_us) / 1e6);
+  std::printf("one full run: %.2f s (the faster of two)\n", static_cast<double>(full_run_us) / 1e6);
 
   constexpr int kTrials = 133;  // 100 SIGKILLs and 33 SIGTERMs
   std::mt19937 random(17);      // fixed seed: the same moments on every run of the test
-  std::uniform_int_distribution<int64_t> moment_us(0, full_run_us);
+  std::uniform_int_distribution<int64_t> moment_us(0, full_run_us * 6 / 10);
   int killed_mid_run = 0;
   std::vector<pid_t> killed;
   for (int trial = 0; trial < kTrials; ++trial) {
@@ -130,7 +136,7 @@ TEST(CrashSafety, RunKilledAtRandomMomentsLeavesOnlyCompleteRunsAndNoChildren) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
   for (const pid_t pid : killed) EXPECT_EQ(ChildFilesOf(pid), 0) << "files of run " << pid;
   const db::VerifySummary summary = db::VerifyDatabase(db);
-  EXPECT_GE(summary.runs, 16);  // the full runs' and the last run's 8 rows at least
+  EXPECT_GE(summary.runs, 24);  // the three full runs' and the last run's 8 rows at least
 }
 
 }  // namespace
