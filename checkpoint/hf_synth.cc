@@ -173,6 +173,11 @@ class TensorMaker {
 
 }  // namespace
 
+std::vector<uint8_t> HfSynthTensorBf16(const FloatModelConfig& config, uint64_t seed,
+                                       const HfTensorSpec& spec) {
+  return TensorMaker(config, seed).Make(spec);
+}
+
 uint16_t Bf16FromScaledInt(int64_t v, int shift) {
   if (v == 0) return 0;
   const uint16_t sign = v < 0 ? uint16_t{0x8000} : uint16_t{0};

@@ -15,6 +15,7 @@
 
 #include "checkpoint/float_checkpoint.h"
 #include "checkpoint/float_config.h"
+#include "checkpoint/hf_layout.h"
 
 namespace dv {
 
@@ -33,6 +34,12 @@ std::vector<std::string> HfSynthPresetNames();
 // Writes config.json and model.safetensors into `dir` (created if absent), each atomically;
 // streams tensor by tensor, so memory stays near the largest tensor. Throws ArtifactError.
 void WriteHfSynthCheckpoint(const HfSynthPreset& preset, uint64_t seed, const std::string& dir);
+
+// The bytes WriteHfSynthCheckpoint writes for tensor `spec` of HfTensorLayout(config): bfloat16
+// little-endian, row-major in Hugging Face's layout. Other writers (the GGUF synthesizer) draw
+// the same values through it.
+std::vector<uint8_t> HfSynthTensorBf16(const FloatModelConfig& config, uint64_t seed,
+                                       const HfTensorSpec& spec);
 
 // The bfloat16 nearest to v * 2^-shift (ties to even), by integer arithmetic only.
 uint16_t Bf16FromScaledInt(int64_t v, int shift);

@@ -2,13 +2,17 @@
 """Reference data for the float engine's tests (tests/data/float/), from an independent float64
 forward pass written here with numpy, and cross-checks against Hugging Face transformers.
 
-For each case it synthesizes a checkpoint with `detverify synth --format hf`, then
-  1. runs its own float64 Qwen3 forward (numpy only: safetensors parsed by hand, every op in
-     float64, RoPE angles pos * theta^(-2j/d) in float64) on a prompt and the float64 greedy
+For each case it synthesizes a checkpoint with `detverify synth --format hf` (a Hugging Face
+Qwen3 folder) or `--format gguf` (a Llama GGUF file), then
+  1. runs its own float64 forward (numpy only: safetensors parsed by hand, or the GGUF read by
+     gguf-py's GGUFReader and gguf.quants.dequantize with q/k rows un-permuted here from
+     llama.cpp's interleaved RoPE layout; every op in float64, RoPE angles pos * theta^(-2j/d)
+     in float64; QK-Norm where the model has it) on a prompt and the float64 greedy
      continuation, teacher-forced: the logits of every position;
-  2. loads the folder with transformers.AutoModelForCausalLM.from_pretrained (the proof that a
-     transformers user can load it), in float32 and in bfloat16, runs the same sequence and
-     greedy generation, and records how close transformers comes to the float64 logits;
+  2. loads the model with transformers.AutoModelForCausalLM.from_pretrained (the proof that a
+     transformers user can load it; `gguf_file=` for a GGUF), in float32 and in bfloat16, runs
+     the same sequence and greedy generation, and records how close transformers comes to the
+     float64 logits;
   3. runs `detverify generate --engine float --dump-logits` (fp32 and bf16), opens the .npy files
      with numpy.load and records how close they come to float64 and to transformers.
 Only the outputs are committed: <case>.json (ids, measurements) and, for the small cases,
@@ -17,8 +21,9 @@ qwen3-0.6b a sample of each position's logits (its top 64 and 192 fixed ids) in 
 
 Usage (from the repository root, after scripts/build.sh):
   python3 scripts/float_engine/make_float_reference.py --detverify build/cli/detverify \
-      --out tests/data/float [--with-06b]
-Needs numpy, torch (CPU) and transformers from PyPI; none of them is a runtime dependency.
+      --out tests/data/float [--with-06b] [--case NAME...]
+Needs numpy, torch (CPU), transformers, accelerate and gguf from PyPI; none of them is a runtime
+dependency.
 """
 import argparse
 import json
@@ -31,11 +36,12 @@ import tempfile
 import numpy as np
 
 CASES = [
-    # name, preset, seed, prompt length, greedy steps, store full logits
-    ("qwen3-tiny", "qwen3-tiny", 0, 8, 16, True),          # GQA 4/2, head_dim 32
-    ("qwen3-tiny-hd128", "qwen3-tiny-hd128", 0, 8, 16, True),  # GQA 4/2, head_dim 128
+    # name, preset, seed, prompt length, greedy steps, store full logits, synth format
+    ("qwen3-tiny", "qwen3-tiny", 0, 8, 16, True, "hf"),          # GQA 4/2, head_dim 32
+    ("qwen3-tiny-hd128", "qwen3-tiny-hd128", 0, 8, 16, True, "hf"),  # GQA 4/2, head_dim 128
+    ("llama-tiny-gguf", "llama-tiny", 0, 8, 16, True, "gguf"),   # Llama GGUF, GQA 4/2, no QK-Norm
 ]
-CASE_06B = ("qwen3-0.6b", "qwen3-0.6b", 0, 8, 4, False)    # Qwen3-0.6B's shapes
+CASE_06B = ("qwen3-0.6b", "qwen3-0.6b", 0, 8, 4, False, "hf")    # Qwen3-0.6B's shapes
 
 
 # ---- safetensors by hand (no torch, no safetensors package) ---------------------------------
@@ -70,7 +76,62 @@ class Safetensors:
         return arr.reshape(t["shape"])
 
 
-# ---- float64 Qwen3 forward --------------------------------------------------------------------
+# ---- GGUF through gguf-py ---------------------------------------------------------------------
+
+GGUF_LAYER = {"attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj",
+              "attn_v": "self_attn.v_proj", "attn_output": "self_attn.o_proj",
+              "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj", "ffn_down": "mlp.down_proj",
+              "attn_norm": "input_layernorm", "ffn_norm": "post_attention_layernorm"}
+
+
+def unpermute(w, n_head):
+    """llama.cpp's LlamaModel.permute undone: within each head, rows (2i, 2i+1) go back to
+    (i, i + head_dim/2)."""
+    rows = w.shape[0]
+    return w.reshape(n_head, rows // n_head // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def read_gguf(path):
+    """(Hugging Face-named float64 tensors, a config dict in config.json's keys) of a Llama
+    GGUF, read by gguf-py."""
+    import gguf
+    r = gguf.GGUFReader(path)
+
+    def field(key):
+        f = r.fields[key]
+        v = f.parts[f.data[0]]
+        return v.tobytes().decode() if f.types[0] == gguf.GGUFValueType.STRING else v[0].item()
+
+    assert field("general.architecture") == "llama"
+    cfg = {"hidden_size": field("llama.embedding_length"),
+           "num_hidden_layers": field("llama.block_count"),
+           "num_attention_heads": field("llama.attention.head_count"),
+           "num_key_value_heads": field("llama.attention.head_count_kv"),
+           "head_dim": field("llama.attention.key_length"),
+           "rope_theta": field("llama.rope.freq_base"),
+           "rms_norm_eps": field("llama.attention.layer_norm_rms_epsilon"),
+           "vocab_size": field("llama.vocab_size")}
+    w = {}
+    for t in r.tensors:
+        arr = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float64)
+        arr = arr.reshape([int(d) for d in reversed(t.shape)])
+        parts = t.name.split(".")
+        if parts[0] == "blk":
+            name = f"model.layers.{parts[1]}.{GGUF_LAYER[parts[2]]}.weight"
+            if parts[2] == "attn_q":
+                arr = unpermute(arr, cfg["num_attention_heads"])
+            elif parts[2] == "attn_k":
+                arr = unpermute(arr, cfg["num_key_value_heads"])
+        else:
+            name = {"token_embd.weight": "model.embed_tokens.weight",
+                    "output_norm.weight": "model.norm.weight",
+                    "output.weight": "lm_head.weight"}[t.name]
+        w[name] = arr
+    cfg["tie_word_embeddings"] = "lm_head.weight" not in w
+    return w, cfg
+
+
+# ---- float64 Qwen3 / Llama forward --------------------------------------------------------------------
 
 def rms_norm(x, gamma, eps):
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * gamma
@@ -99,8 +160,9 @@ def forward64(w, cfg, ids):
         q = (h @ w[p + "self_attn.q_proj.weight"].T).reshape(T, Q, d)
         k = (h @ w[p + "self_attn.k_proj.weight"].T).reshape(T, KV, d)
         v = (h @ w[p + "self_attn.v_proj.weight"].T).reshape(T, KV, d)
-        q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
-        k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
+        if p + "self_attn.q_norm.weight" in w:  # Qwen3's QK-Norm (a Llama has none)
+            q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
+            k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
         q = q * cos[:, None, :] + rotate_half(q) * sin[:, None, :]
         k = k * cos[:, None, :] + rotate_half(k) * sin[:, None, :]
         ctx = np.empty((T, Q, d))
@@ -143,10 +205,11 @@ def summary(a, ref):
             "positions": int(ref.shape[0])}
 
 
-def transformers_logits(folder, dtype, seq, prompt, steps):
+def transformers_logits(folder, dtype, seq, prompt, steps, gguf_file=None):
     import torch
     from transformers import AutoModelForCausalLM
-    m = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype)
+    extra = {"gguf_file": gguf_file} if gguf_file else {}
+    m = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, **extra)
     m.eval()
     # Like detverify, generate exactly `steps` tokens: the synthetic eos id is not special.
     m.generation_config.eos_token_id = None
@@ -162,17 +225,23 @@ def run(cmd):
 
 
 def make_case(case, args, workdir):
-    name, preset, seed, n_prompt, steps, full = case
+    name, preset, seed, n_prompt, steps, full, fmt = case
     folder = os.path.join(workdir, name)
-    out = run([args.detverify, "synth", "--preset", preset, "--seed", str(seed), "--format", "hf",
-               "--out", folder])
+    gguf_file = "model.gguf" if fmt == "gguf" else None
+    out = run([args.detverify, "synth", "--preset", preset, "--seed", str(seed), "--format", fmt,
+               "--out", os.path.join(folder, gguf_file) if gguf_file else folder])
     model_sha = out.split()[0]
-    with open(os.path.join(folder, "config.json")) as f:
-        config_text = f.read()
-    cfg = json.loads(config_text)
-    assert json.dumps(cfg, indent=2, sort_keys=True) + "\n" == config_text, \
-        "config.json is not in transformers' own layout"
-    w = Safetensors(os.path.join(folder, "model.safetensors"))
+    if gguf_file:
+        w, cfg = read_gguf(os.path.join(folder, gguf_file))
+        model_args = ["--gguf", os.path.join(folder, gguf_file)]
+    else:
+        with open(os.path.join(folder, "config.json")) as f:
+            config_text = f.read()
+        cfg = json.loads(config_text)
+        assert json.dumps(cfg, indent=2, sort_keys=True) + "\n" == config_text, \
+            "config.json is not in transformers' own layout"
+        w = Safetensors(os.path.join(folder, "model.safetensors"))
+        model_args = ["--hf", folder]
     rng = np.random.default_rng(1000 + seed)
     prompt = [int(v) for v in rng.integers(0, min(cfg["vocab_size"], 50000), n_prompt)]
     cont = greedy64(w, cfg, prompt, steps)
@@ -180,7 +249,7 @@ def make_case(case, args, workdir):
     ref = forward64(w, cfg, seq)
     doc = {
         "generator": "scripts/float_engine/make_float_reference.py",
-        "preset": preset, "seed": seed, "model_sha256": model_sha,
+        "preset": preset, "seed": seed, "format": fmt, "model_sha256": model_sha,
         "prompt": prompt, "continuation": cont,
         "positions": len(seq), "vocab": cfg["vocab_size"],
         "float64": {"ref_norm_inf": np.abs(ref).max(-1).tolist(),
@@ -204,7 +273,7 @@ def make_case(case, args, workdir):
     import transformers
     tf = {"transformers_version": transformers.__version__, "torch_version": torch.__version__}
     for label, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
-        logits, gen, cls = transformers_logits(folder, dtype, seq, prompt, steps)
+        logits, gen, cls = transformers_logits(folder, dtype, seq, prompt, steps, gguf_file)
         tf["class"] = cls
         tf[label] = summary(logits, ref)
         tf[label]["greedy"] = gen
@@ -218,7 +287,7 @@ def make_case(case, args, workdir):
     ours = {}
     for dtype in ("fp32", "bf16"):
         npy = os.path.join(workdir, f"{name}-{dtype}.npy")
-        gen = json.loads(run([args.detverify, "generate", "--hf", folder, "--engine", "float",
+        gen = json.loads(run([args.detverify, "generate", *model_args, "--engine", "float",
                               "--dtype", dtype, "--prompt-ids", ",".join(map(str, prompt)),
                               "--max-new", str(steps), "--dump-logits", npy, "--json"]))
         dump = np.load(npy)
@@ -260,11 +329,14 @@ def main():
     ap.add_argument("--detverify", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--with-06b", action="store_true", help="also the qwen3-0.6b case (minutes)")
+    ap.add_argument("--case", action="append", default=[],
+                    help="only this case (repeatable; default: all)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     with tempfile.TemporaryDirectory() as workdir:
         for case in CASES + ([CASE_06B] if args.with_06b else []):
-            make_case(case, args, workdir)
+            if not args.case or case[0] in args.case:
+                make_case(case, args, workdir)
         print("int8 dump opened by numpy:", check_int_dump(args, workdir))
 
 

@@ -23,6 +23,7 @@ inline constexpr double kBf16RelTol = 0.1;
 
 struct FloatReference {
   std::string name, preset;
+  std::string format = "hf";  // what `synth --format` wrote: hf (a folder) or gguf (a file)
   uint64_t seed = 0;
   std::string model_sha256;
   std::vector<int32_t> prompt, continuation;
@@ -50,6 +51,7 @@ inline FloatReference LoadFloatReference(const std::string& name) {
   r.name = name;
   r.preset = j.at("preset");
   r.seed = j.at("seed");
+  r.format = j.value("format", "hf");
   r.model_sha256 = j.at("model_sha256");
   r.prompt = j.at("prompt").get<std::vector<int32_t>>();
   r.continuation = j.at("continuation").get<std::vector<int32_t>>();

@@ -1,8 +1,10 @@
 // The float engine against an independent float64 forward of the same checkpoints
 // (tests/data/float, made by scripts/float_engine/make_float_reference.py with numpy): every
 // position's logits within the stated relative tolerance and the same argmax wherever the
-// reference's top-2 margin exceeds it, on qwen3-tiny (GQA 4/2, head_dim 32) and
-// qwen3-tiny-hd128 (GQA 4/2, head_dim 128), in fp32 and bf16, whole prefill, token-by-token
+// reference's top-2 margin exceeds it, on qwen3-tiny (GQA 4/2, head_dim 32),
+// qwen3-tiny-hd128 (GQA 4/2, head_dim 128) and llama-tiny-gguf (the Llama GGUF `synth --format
+// gguf` writes, read through gguf::OpenGgufCheckpoint; the reference read it with gguf-py and
+// transformers' GGUF loader), in fp32 and bf16, whole prefill, token-by-token
 // decode, split prefill inside a batch with random co-prompts, at 1 and 2 BLAS threads. Also
 // DetLLM's own float64 top-1 on its p-small checkpoint (shared/detllm/prepare).
 #include <gtest/gtest.h>
@@ -16,6 +18,8 @@
 #include "engine/co_prompts.h"
 #include "float_engine/blas.h"
 #include "float_engine/float_generate.h"
+#include "gguf/gguf_checkpoint.h"
+#include "gguf/gguf_synth.h"
 #include "tests/float_engine/float_reference.h"
 
 namespace dv {
@@ -27,7 +31,13 @@ class FloatReferenceTest : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
     ref_ = test::LoadFloatReference(GetParam());
-    ckpt_ = OpenHfSynthetic(ref_.preset, ref_.seed);
+    if (ref_.format == "gguf") {
+      const std::string path = scratch_.File(ref_.preset + ".gguf");
+      gguf::WriteSynthGguf(gguf::FindGgufSynthPreset(ref_.preset), ref_.seed, path);
+      ckpt_ = gguf::OpenGgufCheckpoint(path);
+    } else {
+      ckpt_ = OpenHfSynthetic(ref_.preset, ref_.seed);
+    }
     ASSERT_EQ(ckpt_->ContentSha256(), ref_.model_sha256) << "not the checkpoint of the reference";
   }
 
@@ -41,6 +51,7 @@ class FloatReferenceTest : public ::testing::TestWithParam<const char*> {
     return logits;
   }
 
+  test_files::ScratchDir scratch_{"float-reference"};
   FloatReference ref_;
   std::unique_ptr<FloatCheckpoint> ckpt_;
 };
@@ -133,7 +144,7 @@ TEST_P(FloatReferenceTest, Bf16TeacherForced) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Synthetic, FloatReferenceTest,
-                         ::testing::Values("qwen3-tiny", "qwen3-tiny-hd128"),
+                         ::testing::Values("qwen3-tiny", "qwen3-tiny-hd128", "llama-tiny-gguf"),
                          [](const auto& param_info) {
                            std::string n = param_info.param;
                            for (char& c : n) c = c == '-' ? '_' : c;

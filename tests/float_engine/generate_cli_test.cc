@@ -79,6 +79,44 @@ TEST(GenerateFloatCli, HfFolderAndInt8Dump) {
   EXPECT_EQ(nlohmann::json::parse(i.out).at("engine"), "int8");
 }
 
+// `synth --format gguf` writes the file of tests/data/float/llama-tiny-gguf (its SHA-256 is the
+// first word synth prints), and `generate --gguf` on it continues greedily as the float64
+// reference, which read the file with gguf-py and transformers.
+TEST(GenerateFloatCli, SyntheticGgufFollowsTheReference) {
+  const test::FloatReference ref = test::LoadFloatReference("llama-tiny-gguf");
+  test_files::ScratchDir d("gencli");
+  const std::string gguf = d.File("sub/llama-tiny.gguf");  // synth creates sub/
+  const auto s = Detverify({"synth", "--format", "gguf", "--preset", ref.preset, "--out", gguf});
+  ASSERT_EQ(s.code, 0) << s.err;
+  EXPECT_EQ(s.out, ref.model_sha256 + "  " + gguf + "\n");
+  const auto r =
+      Detverify({"generate", "--engine", "float", "--gguf", gguf, "--prompt-ids", Join(ref.prompt),
+                 "--max-new", std::to_string(ref.continuation.size()), "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("checkpoint").at("sha256"), ref.model_sha256);
+  EXPECT_EQ(j.at("rows")[0].at("tokens").get<std::vector<int32_t>>(), ref.continuation);
+  // Text needs a tokenizer, which a synthetic GGUF does not have: one line, exit 2.
+  const auto t = Detverify({"generate", "--engine", "float", "--gguf", gguf, "--prompt", "hi"});
+  EXPECT_EQ(t.code, 2);
+  EXPECT_EQ(LineCount(t.err), 2u) << t.err;  // the dequantizing notice, then the error
+  EXPECT_NE(t.err.find("tokenizer.ggml.model is missing (the file has no tokenizer)"),
+            std::string::npos)
+      << t.err;
+  const auto bad =
+      Detverify({"synth", "--format", "gguf", "--preset", "qwen3-tiny", "--out", gguf});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("unknown synthetic GGUF preset 'qwen3-tiny' (known: llama-tiny, "
+                         "smollm2-135m)"),
+            std::string::npos)
+      << bad.err;
+  const auto fmt =
+      Detverify({"synth", "--format", "onnx", "--preset", "llama-tiny", "--out", gguf});
+  EXPECT_EQ(fmt.code, 2);
+  EXPECT_NE(fmt.err.find("--format must be int, hf or gguf, not 'onnx'"), std::string::npos)
+      << fmt.err;
+}
+
 TEST(GenerateFloatCli, UsageErrorsAreOneLine) {
   test_files::ScratchDir d("gencli");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {

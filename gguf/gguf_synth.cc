@@ -1,0 +1,166 @@
+#include "gguf/gguf_synth.h"
+
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "base/file_io.h"
+#include "checkpoint/hf_layout.h"
+#include "checkpoint/hf_synth.h"
+#include "engine/safetensors.h"
+#include "engine/synth.h"
+#include "gguf/gguf_writer.h"
+
+namespace dv::gguf {
+namespace {
+
+FloatModelConfig LlamaShape(int64_t layers, int64_t hidden, int64_t q_heads, int64_t kv_heads,
+                            int64_t head_dim, int64_t intermediate, int64_t vocab, int64_t max_pos,
+                            double theta) {
+  FloatModelConfig c;
+  c.family = ModelFamily::kLlama;
+  c.n_layers = layers;
+  c.hidden = hidden;
+  c.n_q_heads = q_heads;
+  c.n_kv_heads = kv_heads;
+  c.head_dim = head_dim;
+  c.intermediate = intermediate;
+  c.vocab = vocab;
+  c.max_pos = max_pos;
+  c.rope_theta = theta;
+  // The float32 the file stores, widened: what a reader of the file gets back.
+  c.rms_norm_eps = static_cast<double>(1e-5f);
+  c.qk_norm = false;
+  c.tie_word_embeddings = false;
+  c.storage_dtype = "bfloat16";
+  return c;
+}
+
+const std::vector<GgufSynthPreset>& Presets() {
+  static const std::vector<GgufSynthPreset> presets = [] {
+    const ModelConfig& tiny = FindSynthPreset("qwen3-tiny").config;
+    std::vector<GgufSynthPreset> p = {
+        {"llama-tiny", LlamaShape(tiny.n_layers, tiny.hidden, tiny.n_q_heads, tiny.n_kv_heads,
+                                  tiny.head_dim, tiny.intermediate, tiny.vocab, tiny.max_pos, 1e4)},
+        {"smollm2-135m", LlamaShape(30, 576, 9, 3, 64, 1536, 49152, 8192, 1e5)},
+    };
+    p[0].config.bos_token_id = p[0].config.vocab - 2;
+    p[0].config.eos_token_ids = {p[0].config.vocab - 1};
+    p[1].config.bos_token_id = 1;  // SmolLM2's <|im_start|> and <|im_end|>
+    p[1].config.eos_token_ids = {2};
+    return p;
+  }();
+  return presets;
+}
+
+// q_proj / k_proj rows from Hugging Face's half-split RoPE layout to GGUF's interleaved one:
+// gguf_row(h, 2i + s) = hf_row(h, s * head_dim / 2 + i).
+std::vector<uint8_t> PermuteRopeRows(const std::vector<uint8_t>& hf, int64_t rows,
+                                     int64_t head_dim) {
+  std::vector<uint8_t> out(hf.size());
+  const size_t row_bytes = hf.size() / static_cast<size_t>(rows);
+  const int64_t half = head_dim / 2;
+  for (int64_t head = 0; head < rows / head_dim; ++head) {
+    for (int64_t i = 0; i < half; ++i) {
+      for (int64_t s = 0; s < 2; ++s) {
+        const auto hf_row = static_cast<size_t>(head * head_dim + s * half + i);
+        const auto gguf_row = static_cast<size_t>(head * head_dim + 2 * i + s);
+        std::memcpy(out.data() + gguf_row * row_bytes, hf.data() + hf_row * row_bytes, row_bytes);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+const GgufSynthPreset& FindGgufSynthPreset(const std::string& name) {
+  for (const GgufSynthPreset& p : Presets()) {
+    if (p.name == name) return p;
+  }
+  std::string known;
+  for (const std::string& n : GgufSynthPresetNames()) known += (known.empty() ? "" : ", ") + n;
+  throw ArtifactError("unknown synthetic GGUF preset '" + name + "' (known: " + known + ")");
+}
+
+std::vector<std::string> GgufSynthPresetNames() {
+  std::vector<std::string> names;
+  for (const GgufSynthPreset& p : Presets()) names.push_back(p.name);
+  return names;
+}
+
+std::string GgufTensorName(const std::string& hf_name) {
+  static const std::map<std::string, std::string> kLayer = {
+      {"self_attn.q_proj.weight", "attn_q.weight"},
+      {"self_attn.k_proj.weight", "attn_k.weight"},
+      {"self_attn.v_proj.weight", "attn_v.weight"},
+      {"self_attn.o_proj.weight", "attn_output.weight"},
+      {"mlp.gate_proj.weight", "ffn_gate.weight"},
+      {"mlp.up_proj.weight", "ffn_up.weight"},
+      {"mlp.down_proj.weight", "ffn_down.weight"},
+      {"input_layernorm.weight", "attn_norm.weight"},
+      {"post_attention_layernorm.weight", "ffn_norm.weight"},
+  };
+  if (hf_name == "model.embed_tokens.weight") return "token_embd.weight";
+  if (hf_name == "model.norm.weight") return "output_norm.weight";
+  if (hf_name == kHfLmHeadName) return "output.weight";
+  const std::string prefix = "model.layers.";
+  if (!hf_name.starts_with(prefix)) return "";
+  const size_t dot = hf_name.find('.', prefix.size());
+  if (dot == std::string::npos) return "";
+  const auto it = kLayer.find(hf_name.substr(dot + 1));
+  if (it == kLayer.end()) return "";
+  return "blk." + hf_name.substr(prefix.size(), dot - prefix.size()) + "." + it->second;
+}
+
+void WriteSynthGguf(const GgufSynthPreset& preset, uint64_t seed, const std::string& path) {
+  const FloatModelConfig& c = preset.config;
+  const auto u32 = [](int64_t v) { return static_cast<uint32_t>(v); };
+  GgufHeaderWriter header;
+  header.String("general.architecture", "llama");
+  header.String("general.name", "synthetic " + preset.name + " seed " + std::to_string(seed));
+  header.Uint32("general.file_type", 32);  // llama.cpp's LLAMA_FTYPE_MOSTLY_BF16
+  header.Uint32("llama.context_length", u32(c.max_pos));
+  header.Uint32("llama.embedding_length", u32(c.hidden));
+  header.Uint32("llama.block_count", u32(c.n_layers));
+  header.Uint32("llama.feed_forward_length", u32(c.intermediate));
+  header.Uint32("llama.attention.head_count", u32(c.n_q_heads));
+  header.Uint32("llama.attention.head_count_kv", u32(c.n_kv_heads));
+  header.Uint32("llama.attention.key_length", u32(c.head_dim));
+  header.Uint32("llama.attention.value_length", u32(c.head_dim));
+  header.Uint32("llama.rope.dimension_count", u32(c.head_dim));
+  header.Float32("llama.rope.freq_base", static_cast<float>(c.rope_theta));
+  header.Float32("llama.attention.layer_norm_rms_epsilon", static_cast<float>(c.rms_norm_eps));
+  header.Uint32("llama.vocab_size", u32(c.vocab));
+  if (c.bos_token_id) header.Uint32("tokenizer.ggml.bos_token_id", u32(*c.bos_token_id));
+  if (!c.eos_token_ids.empty())
+    header.Uint32("tokenizer.ggml.eos_token_id", u32(c.eos_token_ids[0]));
+
+  const std::vector<HfTensorSpec> specs = HfTensorLayout(c);
+  for (const HfTensorSpec& s : specs) {
+    uint64_t bytes = 2;
+    for (int64_t d : s.shape) bytes *= static_cast<uint64_t>(d);
+    header.Tensor(GgufTensorName(s.name), {s.shape.rbegin(), s.shape.rend()}, GgmlType::kBF16,
+                  bytes);
+  }
+
+  if (const std::string parent = std::filesystem::path(path).parent_path().string();
+      !parent.empty()) {
+    MakeDirectories(parent);
+  }
+  AtomicFileWriter out(path);
+  out.Write(header.Bytes());
+  const std::vector<uint8_t> zeros(kGgufAlignment, 0);
+  for (const HfTensorSpec& s : specs) {
+    std::vector<uint8_t> data = HfSynthTensorBf16(c, seed, s);
+    if (s.role == HfTensorRole::kQ || s.role == HfTensorRole::kK) {
+      data = PermuteRopeRows(data, s.shape[0], c.head_dim);
+    }
+    out.Write(data);
+    const size_t pad = (kGgufAlignment - data.size() % kGgufAlignment) % kGgufAlignment;
+    out.Write({zeros.data(), pad});
+  }
+  out.Commit();
+}
+
+}  // namespace dv::gguf
