@@ -8,6 +8,7 @@
 
 #include "gguf/model_cache.h"
 #include "tests/reports/fleet_fixtures.h"
+#include "tests/support/smollm2.h"
 
 namespace dv {
 namespace {
@@ -73,13 +74,6 @@ TEST(GgufCli, BrokenFilesAreOneLineAndExitTwo) {
   EXPECT_NE(both.err.find("not both"), std::string::npos) << both.err;
 }
 
-#define DV_REQUIRE_SMOLLM2(path)                                                             \
-  const std::string path = gguf::SmolLM2Path();                                              \
-  if (!std::filesystem::is_regular_file(path)) {                                             \
-    GTEST_SKIP() << "SmolLM2 GGUF not installed at " << path                                 \
-                 << " (run scripts/install_deps.sh --with-models, or set DETVERIFY_MODELS)"; \
-  }
-
 // The ids Hugging Face gives (tests/tokenizer/data/smollm2_*.jsonl), through the binary.
 TEST(GgufCli, TokenizeWithTheGgufTokenizerAndChatTemplate) {
   DV_REQUIRE_SMOLLM2(model);
@@ -128,18 +122,11 @@ nlohmann::json FloatReference() {
   return nlohmann::json::parse(in);
 }
 
-#define DV_REQUIRE_SMOLLM2_CLI(path)                                                         \
-  const std::string path = gguf::SmolLM2Path();                                              \
-  if (!std::filesystem::is_regular_file(path)) {                                             \
-    GTEST_SKIP() << "SmolLM2 GGUF not installed at " << path                                 \
-                 << " (run scripts/install_deps.sh --with-models, or set DETVERIFY_MODELS)"; \
-  }
-
 // --chat renders the GGUF's own template (SmolLM2's, with its default system turn) and the
 // GGUF's tokenizer encodes it: the prompt ids are transformers' apply_chat_template, and the
 // greedy answer is transformers' float64 one.
 TEST(GgufCli, GenerateChatOnTheGgufIsTransformers) {
-  DV_REQUIRE_SMOLLM2_CLI(path);
+  DV_REQUIRE_SMOLLM2(path);
   const nlohmann::json chat = FloatReference()["chat"];
   const auto r = Detverify({"generate", "--engine", "float", "--gguf", path, "--chat", "--prompt",
                             chat["question"].get<std::string>(), "--max-new",
@@ -157,7 +144,7 @@ TEST(GgufCli, GenerateChatOnTheGgufIsTransformers) {
 // count, and the fp32 perplexity is transformers' float64 one within 1e-5 relative (a summation
 // order apart; the logits are within 7e-4 of float64, tests/float_engine/gguf_float_test.cc).
 TEST(GgufCli, PplOnTheGgufIsTransformers) {
-  DV_REQUIRE_SMOLLM2_CLI(path);
+  DV_REQUIRE_SMOLLM2(path);
   const nlohmann::json ref = FloatReference()["sonnet18_ppl"];
   const auto r = Detverify({"ppl", "--gguf", path, "--text",
                             SourceDir() + "/" + ref["text"].get<std::string>(), "--ctx",

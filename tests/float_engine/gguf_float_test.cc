@@ -16,6 +16,7 @@
 #include "float_engine/float_model.h"
 #include "gguf/gguf_checkpoint.h"
 #include "gguf/model_cache.h"
+#include "tests/support/smollm2.h"
 
 namespace dv {
 namespace {
@@ -24,13 +25,6 @@ nlohmann::json Reference() {
   std::ifstream in(std::string(DV_GGUF_TEST_DATA_DIR) + "/smollm2_float_reference.json");
   return nlohmann::json::parse(in);
 }
-
-#define DV_REQUIRE_SMOLLM2(path)                                                             \
-  const std::string path = gguf::SmolLM2Path();                                              \
-  if (!std::filesystem::is_regular_file(path)) {                                             \
-    GTEST_SKIP() << "SmolLM2 GGUF not installed at " << path                                 \
-                 << " (run scripts/install_deps.sh --with-models, or set DETVERIFY_MODELS)"; \
-  }
 
 TEST(GgufFloatCheckpoint, SmolLM2ConfigAndIdentity) {
   DV_REQUIRE_SMOLLM2(path);

@@ -10,6 +10,7 @@
 #include "gguf/gguf_tokenizer.h"
 #include "gguf/model_cache.h"
 #include "tests/gguf/gguf_builder.h"
+#include "tests/support/smollm2.h"
 #include "tests/tokenizer/qwen3_test_data.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/utf8.h"
@@ -47,11 +48,10 @@ const GgufTokenizer* SmolLM2Tokenizer() {
   return tok.get();
 }
 
-#define DV_REQUIRE_SMOLLM2_TOKENIZER(tok)                                                    \
-  const GgufTokenizer* tok = SmolLM2Tokenizer();                                             \
-  if (tok == nullptr) {                                                                      \
-    GTEST_SKIP() << "SmolLM2 GGUF not installed at " << SmolLM2Path()                        \
-                 << " (run scripts/install_deps.sh --with-models, or set DETVERIFY_MODELS)"; \
+#define DV_REQUIRE_SMOLLM2_TOKENIZER(tok)                         \
+  const GgufTokenizer* tok = SmolLM2Tokenizer();                  \
+  if (tok == nullptr) {                                           \
+    GTEST_SKIP() << ::dv::test::SmolLM2SkipReason(SmolLM2Path()); \
   }
 
 TEST(GgufTokenizerTest, SmolLM2MetadataIsRead) {
@@ -94,7 +94,7 @@ TEST(GgufTokenizerTest, SmolLM2EncodeMatchesHuggingFace) {
 // vocabulary, merges and added tokens are read as transformers reads them, and the rows where the
 // ids differ are exactly those where SmolLM2's Digits step matters.
 TEST(GgufTokenizerTest, BareGpt2SplitMatchesTransformersGgufTokenizer) {
-  if (SmolLM2File() == nullptr) GTEST_SKIP() << "SmolLM2 GGUF not installed at " << SmolLM2Path();
+  if (SmolLM2File() == nullptr) GTEST_SKIP() << test::SmolLM2SkipReason(SmolLM2Path());
   tok::TokenizerSpec spec = GgufTokenizerSpec(*SmolLM2File());
   spec.pre_tokenizer = tok::PreTokenizer::kGpt2;
   const tok::Tokenizer bare = tok::Tokenizer::FromSpec(std::move(spec), "bare");

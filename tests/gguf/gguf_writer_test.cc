@@ -13,6 +13,7 @@
 #include "gguf/gguf_writer.h"
 #include "gguf/model_cache.h"
 #include "gguf/model_tokenizer.h"
+#include "tests/support/smollm2.h"
 #include "tests/tokenizer/qwen3_test_data.h"
 
 namespace dv::gguf {
@@ -23,8 +24,8 @@ using tok::testing::FromHex;
 using tok::testing::ReadJsonl;
 
 std::string Scratch(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "detverify-gguf-writer-" +
-                          std::to_string(::getpid()) + "-" + name;
+  const std::string dir =
+      ::testing::TempDir() + "detverify-gguf-writer-" + std::to_string(::getpid()) + "-" + name;
   fs::create_directories(dir);
   return dir;
 }
@@ -73,11 +74,8 @@ TEST(GgufWriterTest, TheArtifactsTokenizerGgufComesBeforeItsTokenizerJson) {
 }
 
 TEST(GgufWriterTest, SmolLM2TokenizerGgufEncodesAndChatsLikeHuggingFace) {
-  if (!fs::is_regular_file(SmolLM2Path())) {
-    GTEST_SKIP() << "SmolLM2 GGUF not installed at " << SmolLM2Path()
-                 << " (run scripts/install_deps.sh --with-models, or set DETVERIFY_MODELS)";
-  }
-  const GgufFile src = GgufFile::Open(SmolLM2Path());
+  DV_REQUIRE_SMOLLM2(model);
+  const GgufFile src = GgufFile::Open(model);
   const std::string path = Scratch("smollm2") + "/tokenizer.gguf";
   WriteTokenizerGguf(src, path);
   ExpectSameKeptMetadata(src, GgufFile::Open(path));

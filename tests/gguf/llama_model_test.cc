@@ -14,6 +14,7 @@
 #include "gguf/llama_model.h"
 #include "gguf/model_cache.h"
 #include "tests/gguf/gguf_builder.h"
+#include "tests/support/smollm2.h"
 
 namespace dv::gguf {
 namespace {
@@ -209,13 +210,6 @@ TEST(LlamaModelTest, ValidationErrorsNameTheFileAndTheProblem) {
 
 // ---------------------------------------------------------------------------------------------
 // SmolLM2-135M-Instruct, when installed (scripts/install_deps.sh --with-models).
-
-#define DV_REQUIRE_SMOLLM2(path)                                                             \
-  const std::string path = SmolLM2Path();                                                    \
-  if (!std::filesystem::is_regular_file(path)) {                                             \
-    GTEST_SKIP() << "SmolLM2 GGUF not installed at " << path                                 \
-                 << " (run scripts/install_deps.sh --with-models, or set DETVERIFY_MODELS)"; \
-  }
 
 nlohmann::json SmolLM2Expected() {
   std::ifstream in(DataPath("smollm2_expected.json"));

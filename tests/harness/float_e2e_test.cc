@@ -17,6 +17,7 @@
 #include "db/run_store.h"
 #include "gguf/model_cache.h"
 #include "tests/support/scratch_files.h"
+#include "tests/support/smollm2.h"
 
 namespace dv {
 namespace {
@@ -320,11 +321,7 @@ TEST_F(FloatColumnE2e, LlamaArtifactAndItsGgufInOneScenario) {
 // one hash; show_text prints the text of each distinct token chain, decoded with the GGUF's
 // tokenizer. Skipped (naming the path) without the model.
 TEST_F(FloatColumnE2e, PreparedSmolLM2ShowsItsText) {
-  const std::string model = gguf::SmolLM2Path();
-  if (!fs::is_regular_file(model)) {
-    GTEST_SKIP() << "SmolLM2 GGUF not installed at " << model
-                 << " (run scripts/install_deps.sh --with-models)";
-  }
+  DV_REQUIRE_SMOLLM2(model);
   const std::string calib = std::string(DV_SOURCE_ROOT) + "/scenarios/texts/kjv-exodus.txt";
   test_files::WriteFile(
       dir_.File("p.yaml"),

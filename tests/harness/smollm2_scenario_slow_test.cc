@@ -12,15 +12,13 @@
 
 #include "gguf/model_cache.h"
 #include "tests/support/scratch_files.h"
+#include "tests/support/smollm2.h"
 
 namespace dv {
 namespace {
 
 TEST(SmolLM2Scenario, EveryInt8RowEndsOnThePinnedHash) {
-  if (!std::filesystem::is_regular_file(gguf::SmolLM2Path())) {
-    GTEST_SKIP() << "SmolLM2 GGUF not installed at " << gguf::SmolLM2Path()
-                 << " (run scripts/install_deps.sh --with-models)";
-  }
+  DV_REQUIRE_SMOLLM2(model);
   test_files::ScratchDir dir("smollm2-scenario");
   const std::string out = dir.File("out.json"), err = dir.File("err.txt");
   const std::string command = std::string(DETVERIFY_BIN) + " run '" + DV_SOURCE_ROOT +
