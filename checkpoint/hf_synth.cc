@@ -12,6 +12,7 @@
 
 #include "base/check.h"
 #include "base/file_io.h"
+#include "base/named_list.h"
 #include "base/sha256.h"
 #include "checkpoint/hf_checkpoint.h"
 #include "checkpoint/hf_config.h"
@@ -204,19 +205,10 @@ uint16_t Bf16FromScaledInt(int64_t v, int shift) {
 }
 
 const HfSynthPreset& FindHfSynthPreset(const std::string& name) {
-  for (const HfSynthPreset& p : Presets()) {
-    if (p.name == name) return p;
-  }
-  std::string known;
-  for (const std::string& n : HfSynthPresetNames()) known += (known.empty() ? "" : ", ") + n;
-  throw ArtifactError("unknown synthetic preset '" + name + "' (known: " + known + ")");
+  return FindNamed<ArtifactError>(Presets(), name, "synthetic preset");
 }
 
-std::vector<std::string> HfSynthPresetNames() {
-  std::vector<std::string> names;
-  for (const HfSynthPreset& p : Presets()) names.push_back(p.name);
-  return names;
-}
+std::vector<std::string> HfSynthPresetNames() { return NamesOf(Presets()); }
 
 void WriteHfSynthCheckpoint(const HfSynthPreset& preset, uint64_t seed, const std::string& dir) {
   const FloatModelConfig& c = preset.config;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "base/named_list.h"
 #include "engine/dyadic.h"
 #include "engine/intmath.h"
 #include "engine/prng.h"
@@ -208,19 +209,10 @@ void IntegerRopeTables(int64_t max_pos, int64_t head_dim, std::vector<int64_t>& 
 }
 
 const SynthPreset& FindSynthPreset(const std::string& name) {
-  for (const SynthPreset& p : Presets()) {
-    if (p.name == name) return p;
-  }
-  std::string known;
-  for (const std::string& n : SynthPresetNames()) known += (known.empty() ? "" : ", ") + n;
-  throw ArtifactError("unknown synthetic preset '" + name + "' (known: " + known + ")");
+  return FindNamed<ArtifactError>(Presets(), name, "synthetic preset");
 }
 
-std::vector<std::string> SynthPresetNames() {
-  std::vector<std::string> names;
-  for (const SynthPreset& p : Presets()) names.push_back(p.name);
-  return names;
-}
+std::vector<std::string> SynthPresetNames() { return NamesOf(Presets()); }
 
 SynthArtifact MakeSynthArtifact(const SynthPreset& preset, uint64_t seed) {
   const ModelConfig& c = preset.config;

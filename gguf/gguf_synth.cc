@@ -5,6 +5,7 @@
 #include <map>
 
 #include "base/file_io.h"
+#include "base/named_list.h"
 #include "checkpoint/hf_layout.h"
 #include "checkpoint/hf_synth.h"
 #include "engine/safetensors.h"
@@ -75,19 +76,10 @@ std::vector<uint8_t> PermuteRopeRows(const std::vector<uint8_t>& hf, int64_t row
 }  // namespace
 
 const GgufSynthPreset& FindGgufSynthPreset(const std::string& name) {
-  for (const GgufSynthPreset& p : Presets()) {
-    if (p.name == name) return p;
-  }
-  std::string known;
-  for (const std::string& n : GgufSynthPresetNames()) known += (known.empty() ? "" : ", ") + n;
-  throw ArtifactError("unknown synthetic GGUF preset '" + name + "' (known: " + known + ")");
+  return FindNamed<ArtifactError>(Presets(), name, "synthetic GGUF preset");
 }
 
-std::vector<std::string> GgufSynthPresetNames() {
-  std::vector<std::string> names;
-  for (const GgufSynthPreset& p : Presets()) names.push_back(p.name);
-  return names;
-}
+std::vector<std::string> GgufSynthPresetNames() { return NamesOf(Presets()); }
 
 std::string GgufTensorName(const std::string& hf_name) {
   static const std::map<std::string, std::string> kLayer = {
