@@ -31,29 +31,6 @@ constexpr int kGammaShift = 12;     // gamma mantissas: g * 2^-12
 constexpr int64_t kOutlierLo = 10;  // outlier factors, inclusive
 constexpr int64_t kOutlierHi = 30;
 
-FloatModelConfig Qwen3Shape(int64_t layers, int64_t hidden, int64_t q_heads, int64_t kv_heads,
-                            int64_t head_dim, int64_t intermediate, int64_t vocab,
-                            int64_t max_pos) {
-  FloatModelConfig c;
-  c.family = ModelFamily::kQwen3;
-  c.n_layers = layers;
-  c.hidden = hidden;
-  c.n_q_heads = q_heads;
-  c.n_kv_heads = kv_heads;
-  c.head_dim = head_dim;
-  c.intermediate = intermediate;
-  c.vocab = vocab;
-  c.max_pos = max_pos;
-  c.rope_theta = 1e6;
-  c.rms_norm_eps = 1e-6;
-  c.qk_norm = true;
-  c.tie_word_embeddings = false;
-  c.storage_dtype = "bfloat16";
-  c.bos_token_id = vocab - 2;
-  c.eos_token_ids = {vocab - 1};
-  return c;
-}
-
 FloatModelConfig FromIntPreset(const std::string& name) {
   const ModelConfig& s = FindSynthPreset(name).config;
   return Qwen3Shape(s.n_layers, s.hidden, s.n_q_heads, s.n_kv_heads, s.head_dim, s.intermediate,
@@ -173,6 +150,29 @@ class TensorMaker {
 };
 
 }  // namespace
+
+FloatModelConfig Qwen3Shape(int64_t layers, int64_t hidden, int64_t q_heads, int64_t kv_heads,
+                            int64_t head_dim, int64_t intermediate, int64_t vocab,
+                            int64_t max_pos) {
+  FloatModelConfig c;
+  c.family = ModelFamily::kQwen3;
+  c.n_layers = layers;
+  c.hidden = hidden;
+  c.n_q_heads = q_heads;
+  c.n_kv_heads = kv_heads;
+  c.head_dim = head_dim;
+  c.intermediate = intermediate;
+  c.vocab = vocab;
+  c.max_pos = max_pos;
+  c.rope_theta = 1e6;
+  c.rms_norm_eps = 1e-6;
+  c.qk_norm = true;
+  c.tie_word_embeddings = false;
+  c.storage_dtype = "bfloat16";
+  c.bos_token_id = vocab - 2;
+  c.eos_token_ids = {vocab - 1};
+  return c;
+}
 
 std::vector<uint8_t> HfSynthTensorBf16(const FloatModelConfig& config, uint64_t seed,
                                        const HfTensorSpec& spec) {

@@ -35,6 +35,11 @@ std::vector<std::string> HfSynthPresetNames();
 // streams tensor by tensor, so memory stays near the largest tensor. Throws ArtifactError.
 void WriteHfSynthCheckpoint(const HfSynthPreset& preset, uint64_t seed, const std::string& dir);
 
+// The config of a synthetic Qwen3 of these shapes: theta 1e6, epsilon 1e-6, QK-Norm, untied,
+// BF16 storage, BOS vocab - 2 and EOS vocab - 1.
+FloatModelConfig Qwen3Shape(int64_t layers, int64_t hidden, int64_t q_heads, int64_t kv_heads,
+                            int64_t head_dim, int64_t intermediate, int64_t vocab, int64_t max_pos);
+
 // The bytes WriteHfSynthCheckpoint writes for tensor `spec` of HfTensorLayout(config): bfloat16
 // little-endian, row-major in Hugging Face's layout. Other writers (the GGUF synthesizer) draw
 // the same values through it.

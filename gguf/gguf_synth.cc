@@ -15,25 +15,17 @@
 namespace dv::gguf {
 namespace {
 
+// A Qwen3 of these shapes (hf_synth.h) made a Llama: no QK-Norm, its own theta, epsilon 1e-5.
 FloatModelConfig LlamaShape(int64_t layers, int64_t hidden, int64_t q_heads, int64_t kv_heads,
                             int64_t head_dim, int64_t intermediate, int64_t vocab, int64_t max_pos,
                             double theta) {
-  FloatModelConfig c;
+  FloatModelConfig c =
+      Qwen3Shape(layers, hidden, q_heads, kv_heads, head_dim, intermediate, vocab, max_pos);
   c.family = ModelFamily::kLlama;
-  c.n_layers = layers;
-  c.hidden = hidden;
-  c.n_q_heads = q_heads;
-  c.n_kv_heads = kv_heads;
-  c.head_dim = head_dim;
-  c.intermediate = intermediate;
-  c.vocab = vocab;
-  c.max_pos = max_pos;
+  c.qk_norm = false;
   c.rope_theta = theta;
   // The float32 the file stores, widened: what a reader of the file gets back.
   c.rms_norm_eps = static_cast<double>(1e-5f);
-  c.qk_norm = false;
-  c.tie_word_embeddings = false;
-  c.storage_dtype = "bfloat16";
   return c;
 }
 
@@ -45,8 +37,6 @@ const std::vector<GgufSynthPreset>& Presets() {
                                   tiny.head_dim, tiny.intermediate, tiny.vocab, tiny.max_pos, 1e4)},
         {"smollm2-135m", LlamaShape(30, 576, 9, 3, 64, 1536, 49152, 8192, 1e5)},
     };
-    p[0].config.bos_token_id = p[0].config.vocab - 2;
-    p[0].config.eos_token_ids = {p[0].config.vocab - 1};
     p[1].config.bos_token_id = 1;  // SmolLM2's <|im_start|> and <|im_end|>
     p[1].config.eos_token_ids = {2};
     return p;
