@@ -10,7 +10,7 @@
 
 #include "base/check.h"
 #include "engine/backends/cpu_row_ops.h"
-#include "engine/backends/cpu_thread_pool.h"
+#include "os/thread_pool.h"
 #include "engine/backends/cpu_weight_arena.h"
 #include "engine/backends/matmul_i8_cpu.h"
 #include "os/huge_pages.h"
@@ -160,7 +160,7 @@ class CpuBackendImpl final : public CpuBackend {
   }
 
   // The range is cut into chunks claimed in order from an atomic counter by the caller and
-  // whichever workers join (cpu_thread_pool.h): the first `threads` chunks share 7/8 of the
+  // whichever workers join (os/thread_pool.h): the first `threads` chunks share 7/8 of the
   // range, so each thread streams one long contiguous piece of a GEMM's panels (hardware
   // prefetchers like long streams), and the last eighth comes in small chunks that balance the
   // finish. A thread that is descheduled (a shared machine) or slower leaves its chunks to the
@@ -204,7 +204,7 @@ class CpuBackendImpl final : public CpuBackend {
   CpuIsa isa_;
   const MatmulI8Kernel& kernel_;
   CpuRowOps row_ops_;
-  CpuThreadPool pool_;
+  os::ThreadPool pool_;
   std::shared_ptr<CpuWeightArena> arena_;
   // a itself when k is a multiple of 4, else a copy with rows padded to 4 bytes of zeros (the
   // kernels read whole groups of 4).

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "engine/backends/cpu_backend.h"
-#include "engine/backends/cpu_thread_pool.h"
+#include "os/thread_pool.h"
 
 namespace dv {
 namespace {
@@ -59,7 +59,7 @@ TEST(CpuParallelFor, ManyShortRegions) {
   }
 }
 
-TEST(CpuThreadPool, RefusedThreadIsAnErrorNotAnAbort) {
+TEST(ThreadPool, RefusedThreadIsAnErrorNotAnAbort) {
   // In a child whose address space is capped a little above what it uses, thread stacks (8 MiB
   // of address space each) run out after a few workers: the pool must throw, not std::terminate.
   const pid_t child = ::fork();
@@ -72,9 +72,9 @@ TEST(CpuThreadPool, RefusedThreadIsAnErrorNotAnAbort) {
     const rlimit limit{cap, cap};
     if (::setrlimit(RLIMIT_AS, &limit) != 0) ::_exit(3);
     try {
-      CpuThreadPool pool(64);
+      os::ThreadPool pool(64);
       ::_exit(4);  // every thread started: the cap did not bind
-    } catch (const ThreadStartError& e) {
+    } catch (const os::ThreadStartError& e) {
       std::fprintf(stderr, "%s\n", e.what());
       ::_exit(0);
     }

@@ -1,4 +1,4 @@
-#include "engine/backends/cpu_thread_pool.h"
+#include "os/thread_pool.h"
 
 #include <string>
 #include <system_error>
@@ -7,7 +7,7 @@
 #include <immintrin.h>
 #endif
 
-namespace dv {
+namespace dv::os {
 namespace {
 
 // A waiting worker spins (cheap wake-up), then spins yielding its core to any other runnable
@@ -37,7 +37,7 @@ inline void Backoff(int spin) {
 
 }  // namespace
 
-CpuThreadPool::CpuThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) {
+ThreadPool::ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) {
   workers_.reserve(static_cast<size_t>(threads_ - 1));
   try {
     for (int t = 1; t < threads_; ++t) workers_.emplace_back([this, t] { WorkerLoop(t); });
@@ -52,16 +52,16 @@ CpuThreadPool::CpuThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) 
   }
 }
 
-CpuThreadPool::~CpuThreadPool() { StopWorkers(); }
+ThreadPool::~ThreadPool() { StopWorkers(); }
 
-void CpuThreadPool::StopWorkers() {
+void ThreadPool::StopWorkers() {
   stop_.store(true, std::memory_order_seq_cst);
   state_.fetch_add(uint64_t{1} << 32, std::memory_order_seq_cst);  // a new (closed) epoch wakes all
   state_.notify_all();
   for (std::thread& w : workers_) w.join();
 }
 
-void CpuThreadPool::Run(JobFn fn, void* ctx) {
+void ThreadPool::Run(JobFn fn, void* ctx) {
   if (threads_ == 1 || tls_inside_job) {
     fn(ctx, 0);
     return;
@@ -85,7 +85,7 @@ void CpuThreadPool::Run(JobFn fn, void* ctx) {
   }
 }
 
-void CpuThreadPool::WorkerLoop(int thread) {
+void ThreadPool::WorkerLoop(int thread) {
   tls_inside_job = true;  // a worker never starts a nested parallel region
   uint64_t seen = 0;      // the last epoch this worker looked at
   for (;;) {
@@ -120,4 +120,4 @@ void CpuThreadPool::WorkerLoop(int thread) {
   }
 }
 
-}  // namespace dv
+}  // namespace dv::os

@@ -1,11 +1,11 @@
-// A persistent pool for the cpu backend: threads are created once, spin briefly between jobs (a
-// decode step issues a few hundred short parallel regions) and then sleep on a futex. The caller
-// of Run is thread 0 and takes part in the work.
+// A persistent thread pool (the cpu backend's and the float engine's): threads are created once,
+// spin briefly between jobs (a decode step issues a few hundred short parallel regions) and then
+// sleep on a futex. The caller of Run is thread 0 and takes part in the work.
 //
 // Workers join a job when they arrive, not before it may start: on a shared machine a worker
 // that is not scheduled must not stall the caller. So a job's function runs on the caller and on
 // every worker that arrives while the job is open, and must hand out its work itself (the cpu
-// backend's ParallelFor claims chunks from an atomic counter); Run closes the job once the
+// backend's ParallelFor and the float engine's small GEMM claim chunks from an atomic counter); Run closes the job once the
 // caller's call has returned and no joined worker is still inside.
 #pragma once
 
@@ -16,7 +16,7 @@
 
 #include "base/expected_error.h"
 
-namespace dv {
+namespace dv::os {
 
 // The system refused a thread (EAGAIN: process limit or no memory for its stack): a condition
 // of the machine, so an expected failure (exit 2 with one line), not a crash.
@@ -25,14 +25,14 @@ class ThreadStartError : public ExpectedError {
   using ExpectedError::ExpectedError;
 };
 
-class CpuThreadPool {
+class ThreadPool {
  public:
   // threads >= 1; threads - 1 workers are started. Throws ThreadStartError (with every worker
   // started so far stopped again) when the system refuses one.
-  explicit CpuThreadPool(int threads);
-  ~CpuThreadPool();
-  CpuThreadPool(const CpuThreadPool&) = delete;
-  CpuThreadPool& operator=(const CpuThreadPool&) = delete;
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
 
   int size() const { return threads_; }
 
@@ -60,4 +60,4 @@ class CpuThreadPool {
   std::atomic<bool> stop_{false};
 };
 
-}  // namespace dv
+}  // namespace dv::os
