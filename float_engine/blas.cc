@@ -2,6 +2,8 @@
 
 #include <cblas.h>
 
+#include "float_engine/small_gemm.h"
+
 namespace dv {
 namespace {
 
@@ -39,7 +41,12 @@ int BlasThreads() { return openblas_get_num_threads(); }
 std::string BlasDescription() {
   std::string s = openblas_get_config();
   while (!s.empty() && s.back() == ' ') s.pop_back();
-  return s + " (" + openblas_get_corename() + " kernels)";
+  const SmallGemmIsa small = SmallGemmIsaForThisMachine();
+  return s + " (" + openblas_get_corename() + " kernels); 2-" + std::to_string(kSmallGemmMaxRows) +
+         " rows: " +
+         (small == SmallGemmIsa::kNone
+              ? std::string("sgemm")
+              : std::string("small-batch GEMM ") + SmallGemmIsaName(small));
 }
 
 }  // namespace dv

@@ -22,7 +22,8 @@ void MatmulAB(const float* a, int64_t lda, int64_t m, int64_t k, const float* b,
 // choice (OPENBLAS_NUM_THREADS, else every CPU).
 void SetBlasThreads(int threads);
 int BlasThreads();
-// "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY SkylakeX MAX_THREADS=64" and the like.
+// "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY SkylakeX MAX_THREADS=64 (SkylakeX kernels); 2-16
+// rows: small-batch GEMM avx512" and the like: the GEMMs a float row runs on this machine.
 std::string BlasDescription();
 
 }  // namespace dv

@@ -59,6 +59,9 @@ struct FloatQwen3::Scratch {
   std::vector<float> cos, sin;           // [T, d]
   std::vector<float> head_in, head_out;  // [R, H], [R, V]
   std::vector<float*> head_dst;          // where each head output row goes
+  std::vector<int64_t> first_token;      // [rows]: each row's first token in this call
+  std::vector<int64_t> decode_rows;      // the rows of one token (AttendDecodeRows)
+  std::vector<std::vector<float>> thread_scores;  // per pool thread: [1 + S] sum and scores
 };
 
 namespace {
@@ -160,6 +163,8 @@ FloatQwen3::FloatQwen3(const FloatCheckpoint& checkpoint, const FloatEngineOptio
                            ": the float engine cannot run this model: " + why);
   }
   SetBlasThreads(options.threads);
+  small_gemm_ = SmallGemmIsaForThisMachine();
+  pool_ = std::make_unique<os::ThreadPool>(options.threads >= 1 ? options.threads : BlasThreads());
   const FloatModelConfig& c = config_;
   weights_ = std::make_unique<WeightMemory>(WeightBytes(checkpoint.weights()));
   // The one copy: each tensor widened into the weight memory (bf16 mode: rounded to bf16), its
@@ -247,60 +252,117 @@ void FloatQwen3::RopeTables(std::span<const int64_t> positions) {
 }
 
 // Causal attention of one row's new tokens (their q in `qkv`, rows `qkv_stride` apart) over the
-// row's cache (already holding this call's keys and values); output [T_row, Q*d].
+// row's cache (already holding this call's keys and values); output [T_row, Q*d]. A row of one
+// token (decode) hands its heads to the pool (AttendDecodeRows); longer rows run here, one head
+// after the other through BLAS.
 void FloatQwen3::Attend(const FloatForwardRow& row, int64_t layer, const float* qkv,
                         int64_t qkv_stride, float* out, int64_t out_stride) {
-  const FloatModelConfig& c = config_;
-  const int64_t d = c.head_dim, T = row.n_tokens, p0 = row.cache->length(), S = p0 + T;
-  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
+  const int64_t T = row.n_tokens, S = row.cache->length() + T;
   Scratch& s = *scratch_;
   Grow(s.scores, static_cast<size_t>(T * S));
   Grow(s.sums, static_cast<size_t>(T));
-  for (int64_t h = 0; h < c.n_q_heads; ++h) {
-    const int64_t g = h / c.group();
-    const float* K = row.cache->K(layer, g);
-    const float* V = row.cache->V(layer, g);
-    float* scores = s.scores.data();
-    if (T == 1) {
-      // One query (decode): S dot products of length d. Plain loops -- a BLAS call per head
-      // would cost more in OpenBLAS's thread hand-off than the arithmetic.
-      const float* q = qkv + h * d;
+  for (int64_t h = 0; h < config_.n_q_heads; ++h) {
+    AttendHead(row, layer, h, qkv, qkv_stride, out, out_stride, s.scores.data(), s.sums.data());
+  }
+}
+
+// Every (row, head) of the one-token rows of this call, spread over the pool: each is the same
+// plain loops on its own scratch whichever thread runs it, so the result does not depend on the
+// thread count.
+void FloatQwen3::AttendDecodeRows(std::span<const FloatForwardRow> rows,
+                                  std::span<const int64_t> first_token, int64_t layer,
+                                  const float* qkv, int64_t qkv_stride, float* out,
+                                  int64_t out_stride) {
+  std::vector<int64_t>& units = scratch_->decode_rows;
+  units.clear();
+  int64_t longest = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].n_tokens != 1) continue;
+    units.push_back(static_cast<int64_t>(i));
+    longest = std::max(longest, rows[i].cache->length() + 1);
+  }
+  if (units.empty()) return;
+  std::vector<std::vector<float>>& per_thread = scratch_->thread_scores;
+  per_thread.resize(static_cast<size_t>(pool_->size()));
+  for (std::vector<float>& v : per_thread) Grow(v, static_cast<size_t>(longest + 1));
+  const int64_t heads = config_.n_q_heads;
+  os::ParallelFor(*pool_, static_cast<int64_t>(units.size()) * heads,
+                  [&](int64_t begin, int64_t end, int thread) {
+                    float* scratch = per_thread[static_cast<size_t>(thread)].data();
+                    for (int64_t u = begin; u < end; ++u) {
+                      const auto r = static_cast<size_t>(units[static_cast<size_t>(u / heads)]);
+                      const int64_t t = first_token[r];
+                      AttendHead(rows[r], layer, u % heads, qkv + t * qkv_stride, qkv_stride,
+                                 out + t * out_stride, out_stride, scratch + 1, scratch);
+                    }
+                  });
+}
+
+// One query head h of one row: scores [T_row, S] and sums [T_row] are its scratch.
+void FloatQwen3::AttendHead(const FloatForwardRow& row, int64_t layer, int64_t h, const float* qkv,
+                            int64_t qkv_stride, float* out, int64_t out_stride, float* scores,
+                            float* sums) const {
+  const FloatModelConfig& c = config_;
+  const int64_t d = c.head_dim, T = row.n_tokens, p0 = row.cache->length(), S = p0 + T;
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
+  const int64_t g = h / c.group();
+  const float* K = row.cache->K(layer, g);
+  const float* V = row.cache->V(layer, g);
+  if (T == 1) {
+    // One query (decode): S dot products of length d, on this thread (the pool runs the
+    // heads) -- a BLAS call per head would cost more in OpenBLAS's thread hand-off than the
+    // arithmetic. The small-batch GEMM's kernel where the CPU has one, else plain loops.
+    const float* q = qkv + h * d;
+    if (small_gemm_ != SmallGemmIsa::kNone) {
+      SmallGemmXWtHere(small_gemm_, q, d, 1, d, K, S, scores, S);
+    } else {
       for (int64_t j = 0; j < S; ++j) scores[j] = Dot(q, K + j * d, d);
-    } else {
-      MatmulXWt(qkv + h * d, qkv_stride, T, d, K, S, scores, S);
     }
-    for (int64_t t = 0; t < T; ++t) {
-      float* p = scores + t * S;
-      const int64_t valid = p0 + t + 1;
-      float m = -INFINITY;
-      for (int64_t j = 0; j < valid; ++j) {
-        p[j] *= scale;
-        m = std::max(m, p[j]);
-      }
-      float sum = 0.0f;
-      for (int64_t j = 0; j < valid; ++j) {
-        const float e = std::exp(p[j] - m);
-        sum += e;
-        p[j] = R(e);  // bf16: torch's CPU flash attention multiplies V by bf16 probabilities
-      }
-      for (int64_t j = valid; j < S; ++j) p[j] = 0.0f;
-      s.sums[static_cast<size_t>(t)] = sum;
+  } else {
+    MatmulXWt(qkv + h * d, qkv_stride, T, d, K, S, scores, S);
+  }
+  for (int64_t t = 0; t < T; ++t) {
+    float* p = scores + t * S;
+    const int64_t valid = p0 + t + 1;
+    float m = -INFINITY;
+    for (int64_t j = 0; j < valid; ++j) {
+      p[j] *= scale;
+      m = std::max(m, p[j]);
     }
-    float* o = out + h * d;
-    if (T == 1) {
-      std::fill(o, o + d, 0.0f);
-      for (int64_t j = 0; j < S; ++j) {
-        const float p = scores[j];
-        const float* v = V + j * d;
-        for (int64_t k = 0; k < d; ++k) o[k] += p * v[k];
-      }
-    } else {
-      MatmulAB(scores, S, T, S, V, d, d, o, out_stride);
+    float sum = 0.0f;
+    for (int64_t j = 0; j < valid; ++j) {
+      const float e = std::exp(p[j] - m);
+      sum += e;
+      p[j] = R(e);  // bf16: torch's CPU flash attention multiplies V by bf16 probabilities
     }
-    for (int64_t t = 0; t < T; ++t) {
-      const float inv = 1.0f / s.sums[static_cast<size_t>(t)];
-      for (int64_t k = 0; k < d; ++k) o[t * out_stride + k] = R(o[t * out_stride + k] * inv);
+    for (int64_t j = valid; j < S; ++j) p[j] = 0.0f;
+    sums[t] = sum;
+  }
+  float* o = out + h * d;
+  if (T == 1 && small_gemm_ != SmallGemmIsa::kNone) {
+    SmallVecMatHere(small_gemm_, scores, S, V, d, d, o);
+  } else if (T == 1) {
+    std::fill(o, o + d, 0.0f);
+    for (int64_t j = 0; j < S; ++j) {
+      const float p = scores[j];
+      const float* v = V + j * d;
+      for (int64_t k = 0; k < d; ++k) o[k] += p * v[k];
     }
+  } else {
+    MatmulAB(scores, S, T, S, V, d, d, o, out_stride);
+  }
+  for (int64_t t = 0; t < T; ++t) {
+    const float inv = 1.0f / sums[t];
+    for (int64_t k = 0; k < d; ++k) o[t * out_stride + k] = R(o[t * out_stride + k] * inv);
+  }
+}
+
+void FloatQwen3::Linear(const float* x, int64_t ldx, int64_t m, int64_t k, const float* w,
+                        int64_t n, float* y, int64_t ldy) {
+  if (m >= 2 && m <= kSmallGemmMaxRows && small_gemm_ != SmallGemmIsa::kNone) {
+    SmallGemmXWt(small_gemm_, x, ldx, m, k, w, n, y, ldy, *pool_);
+  } else {
+    MatmulXWt(x, ldx, m, k, w, n, y, ldy);
   }
 }
 
@@ -327,6 +389,7 @@ void FloatQwen3::Forward(std::span<FloatForwardRow> rows) {
   Grow(s.h, uT * static_cast<size_t>(H));
   Grow(s.qkv, uT * static_cast<size_t>(nqkv));
   Grow(s.attn, uT * static_cast<size_t>(qd));
+  Grow(s.first_token, rows.size());
   Grow(s.o, uT * static_cast<size_t>(H));
   Grow(s.gu, uT * static_cast<size_t>(2 * I));
   Grow(s.act, uT * static_cast<size_t>(I));
@@ -364,7 +427,7 @@ void FloatQwen3::Forward(std::span<FloatForwardRow> rows) {
     const Layer& l = layers_[static_cast<size_t>(li)];
     for (int64_t t = 0; t < T; ++t)
       RmsNorm(s.x.data() + t * H, l.input_norm, H, s.h.data() + t * H);
-    MatmulXWt(s.h.data(), H, T, H, l.wqkv, nqkv, s.qkv.data(), nqkv);
+    Linear(s.h.data(), H, T, H, l.wqkv, nqkv, s.qkv.data(), nqkv);
     add_bias(s.qkv.data(), nqkv, l.bqkv);
     RoundSpan(s.qkv.data(), T * nqkv);
     // Per token: QK-Norm, RoPE, and the key and value into the row's cache.
@@ -388,17 +451,20 @@ void FloatQwen3::Forward(std::span<FloatForwardRow> rows) {
       }
     }
     t = 0;
-    for (const FloatForwardRow& r : rows) {
-      Attend(r, li, s.qkv.data() + t * nqkv, nqkv, s.attn.data() + t * qd, qd);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const FloatForwardRow& r = rows[i];
+      s.first_token[i] = t;
+      if (r.n_tokens > 1) Attend(r, li, s.qkv.data() + t * nqkv, nqkv, s.attn.data() + t * qd, qd);
       t += r.n_tokens;
     }
-    MatmulXWt(s.attn.data(), qd, T, qd, l.wo, H, s.o.data(), H);
+    AttendDecodeRows(rows, s.first_token, li, s.qkv.data(), nqkv, s.attn.data(), qd);
+    Linear(s.attn.data(), qd, T, qd, l.wo, H, s.o.data(), H);
     add_bias(s.o.data(), H, l.bo);
     RoundSpan(s.o.data(), T * H);
     for (size_t j = 0; j < uT * static_cast<size_t>(H); ++j) s.x[j] = R(s.x[j] + s.o[j]);
 
     for (int64_t u = 0; u < T; ++u) RmsNorm(s.x.data() + u * H, l.post_norm, H, s.h.data() + u * H);
-    MatmulXWt(s.h.data(), H, T, H, l.wgu, 2 * I, s.gu.data(), 2 * I);
+    Linear(s.h.data(), H, T, H, l.wgu, 2 * I, s.gu.data(), 2 * I);
     add_bias(s.gu.data(), 2 * I, l.bgu);
     RoundSpan(s.gu.data(), T * 2 * I);
     for (int64_t u = 0; u < T; ++u) {
@@ -410,7 +476,7 @@ void FloatQwen3::Forward(std::span<FloatForwardRow> rows) {
         a[j] = R(silu * up[j]);
       }
     }
-    MatmulXWt(s.act.data(), I, T, I, l.wd, H, s.o.data(), H);
+    Linear(s.act.data(), I, T, I, l.wd, H, s.o.data(), H);
     add_bias(s.o.data(), H, l.bd);
     RoundSpan(s.o.data(), T * H);
     for (size_t j = 0; j < uT * static_cast<size_t>(H); ++j) s.x[j] = R(s.x[j] + s.o[j]);
@@ -443,7 +509,7 @@ void FloatQwen3::Forward(std::span<FloatForwardRow> rows) {
       RmsNorm(s.x.data() + head_rows[static_cast<size_t>(j)] * H, final_norm_, H,
               s.head_in.data() + j * H);
     }
-    MatmulXWt(s.head_in.data(), H, n_head, H, head_, V, s.head_out.data(), V);
+    Linear(s.head_in.data(), H, n_head, H, head_, V, s.head_out.data(), V);
     RoundSpan(s.head_out.data(), n_head * V);
     for (int64_t j = 0; j < n_head; ++j) {
       std::copy(s.head_out.data() + j * V, s.head_out.data() + (j + 1) * V,

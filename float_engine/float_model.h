@@ -29,6 +29,7 @@
 #include "base/expected_error.h"
 #include "base/run_kinds.h"
 #include "checkpoint/float_checkpoint.h"
+#include "float_engine/small_gemm.h"
 
 namespace dv {
 
@@ -46,7 +47,9 @@ FloatDType ParseFloatDType(const std::string& name);
 
 struct FloatEngineOptions {
   FloatDType dtype = FloatDType::kFp32;
-  int threads = 0;  // OpenBLAS threads (process-wide); 0: OpenBLAS's default
+  // OpenBLAS threads (process-wide) and the small-batch GEMM's pool; 0: OpenBLAS's default
+  // (OPENBLAS_NUM_THREADS, else every CPU) for both.
+  int threads = 0;
 };
 
 // One row's keys and values, per layer and KV head: [capacity, head_dim] fp32 (bf16-valued in
@@ -109,9 +112,19 @@ class FloatQwen3 {
   void RmsNorm(const float* x, const float* gamma, int64_t n, float* out) const;
   void Attend(const FloatForwardRow& row, int64_t layer, const float* qkv, int64_t qkv_stride,
               float* out, int64_t out_stride);
+  void AttendDecodeRows(std::span<const FloatForwardRow> rows, std::span<const int64_t> first_token,
+                        int64_t layer, const float* qkv, int64_t qkv_stride, float* out,
+                        int64_t out_stride);
+  void AttendHead(const FloatForwardRow& row, int64_t layer, int64_t h, const float* qkv,
+                  int64_t qkv_stride, float* out, int64_t out_stride, float* scores,
+                  float* sums) const;
   void RopeTables(std::span<const int64_t> positions);
   float R(float v) const;  // the activation rounding of this dtype (identity for fp32)
   void RoundSpan(float* v, int64_t n) const;
+  // y[m, n] = x[m, k] . w[n, k]^T: OpenBLAS for 1 row (sgemv) and for more than
+  // kSmallGemmMaxRows rows (sgemm), the small-batch kernel between (float_engine/small_gemm.h).
+  void Linear(const float* x, int64_t ldx, int64_t m, int64_t k, const float* w, int64_t n,
+              float* y, int64_t ldy);
 
   // The fp32 weights: one anonymous mapping, 2 MiB-aligned and advised MADV_HUGEPAGE (a decode
   // step streams all of it; huge pages keep the walk to few TLB entries), handed out in the
@@ -134,6 +147,8 @@ class FloatQwen3 {
   FloatModelConfig config_;
   FloatEngineOptions options_;
   std::unique_ptr<WeightMemory> weights_;
+  SmallGemmIsa small_gemm_ = SmallGemmIsa::kNone;
+  std::unique_ptr<os::ThreadPool> pool_;  // the small-batch GEMM's and decode attention's threads
   std::vector<Layer> layers_;
   const float* final_norm_ = nullptr;
   const float* head_ = nullptr;  // [V, H]

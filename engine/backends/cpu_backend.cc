@@ -10,16 +10,14 @@
 
 #include "base/check.h"
 #include "engine/backends/cpu_row_ops.h"
-#include "os/thread_pool.h"
 #include "engine/backends/cpu_weight_arena.h"
 #include "engine/backends/matmul_i8_cpu.h"
 #include "os/huge_pages.h"
 #include "os/os_facts.h"
+#include "os/thread_pool.h"
 
 namespace dv {
 namespace {
-
-constexpr int64_t kSmallChunksPerThread = 2;  // ParallelFor's balancing tail
 
 // Packed panels live in the backend's arena; the shared_ptr keeps the arena alive as long as
 // any packed weight does, whichever is destroyed first.
@@ -159,46 +157,9 @@ class CpuBackendImpl final : public CpuBackend {
     });
   }
 
-  // The range is cut into chunks claimed in order from an atomic counter by the caller and
-  // whichever workers join (os/thread_pool.h): the first `threads` chunks share 7/8 of the
-  // range, so each thread streams one long contiguous piece of a GEMM's panels (hardware
-  // prefetchers like long streams), and the last eighth comes in small chunks that balance the
-  // finish. A thread that is descheduled (a shared machine) or slower leaves its chunks to the
-  // others; the caller alone takes every chunk when no worker joins in time.
-  void ParallelFor(int64_t n, RangeFn body) override {
-    if (n <= 0) return;
-    const int64_t threads = pool_.size();
-    if (threads == 1 || n == 1) {
-      body(0, n, 0);
-      return;
-    }
-    struct Job {
-      RangeFn* body;
-      int64_t n, threads, small_chunks, long_part;
-      alignas(64) std::atomic<int64_t> next{0};
-      // Start of chunk c: long chunks [0, threads), then small ones.
-      int64_t Bound(int64_t c) const {
-        return c <= threads ? long_part * c / threads
-                            : long_part + (n - long_part) * (c - threads) / small_chunks;
-      }
-    } job;
-    job.body = &body;
-    job.n = n;
-    job.threads = threads;
-    job.small_chunks = kSmallChunksPerThread * threads;
-    job.long_part = n * 7 / 8;
-    pool_.Run(
-        [](void* ctx, int thread) {
-          Job& j = *static_cast<Job*>(ctx);
-          const int64_t chunks = j.threads + j.small_chunks;
-          for (int64_t i = j.next.fetch_add(1, std::memory_order_relaxed); i < chunks;
-               i = j.next.fetch_add(1, std::memory_order_relaxed)) {
-            const int64_t begin = j.Bound(i), end = j.Bound(i + 1);
-            if (begin < end) (*j.body)(begin, end, thread);
-          }
-        },
-        &job);
-  }
+  // os::ParallelFor's chunks (os/thread_pool.h): one long contiguous piece of a GEMM's panels
+  // per thread, then small chunks that balance the finish.
+  void ParallelFor(int64_t n, RangeFn body) override { os::ParallelFor(pool_, n, body); }
 
  private:
   CpuIsa isa_;

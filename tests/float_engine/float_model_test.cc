@@ -111,6 +111,37 @@ TEST_F(FloatModelTest, RowsIndependentOfTheirBatchWithinTolerance) {
   }
 }
 
+// Token by token with prompts of one length every call has the same 6 rows of one token: the
+// small-batch GEMM and the pooled decode attention, both documented to give the same bits at any
+// thread count. (A call of 1 row goes to OpenBLAS's sgemv, whose bits may depend on its threads.)
+TEST_F(FloatModelTest, BatchedDecodeSameBitsAtAnyThreadCount) {
+  if (SmallGemmIsaForThisMachine() == SmallGemmIsa::kNone) {
+    GTEST_SKIP() << "no small-batch GEMM kernel on this CPU: its calls go to OpenBLAS's sgemm";
+  }
+  CoPromptSpec spec;
+  spec.count = 5;
+  spec.min_len = spec.max_len = 4;
+  spec.max_id = 1023;
+  const auto rows = ComposeBatch({5, 17, 300, 41}, MakeCoPrompts(spec, 1024), 2);
+  GenerationOptions go;
+  go.max_new = 6;
+  go.split = 1;
+  std::vector<std::vector<float>> first;
+  for (int threads : {1, 2, 3}) {
+    FloatQwen3 model(*ckpt_, {FloatDType::kFp32, threads});
+    std::vector<std::vector<float>> logits;
+    GenerateGreedyFloat(model, rows, go, nullptr, [&](size_t, int64_t, std::span<const float> l) {
+      logits.emplace_back(l.begin(), l.end());
+    });
+    ASSERT_EQ(logits.size(), rows.size() * 6);
+    if (threads == 1) {
+      first = logits;
+    } else {
+      EXPECT_EQ(logits, first) << threads << " threads";
+    }
+  }
+}
+
 TEST_F(FloatModelTest, AllLogitsAndLastLogitsAgree) {
   FloatQwen3 model(*ckpt_, {});
   const std::vector<int32_t> ids = {3, 1, 4, 1, 5};
