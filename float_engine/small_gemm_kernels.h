@@ -15,8 +15,9 @@ struct Args {
   int64_t ldy;
 };
 
-// Outputs of weight rows [j0, j1) for every x row: each pair of weight rows against every block
-// of x rows while the pair is hot in L1, so each weight byte comes from memory once. j0 even.
+// Outputs of weight rows [j0, j1) for every x row: each group of weight rows (4 with AVX-512, 2
+// with AVX2) against every block of x rows while the group is hot in L1, so each weight byte
+// comes from memory once.
 void RowsAvx2(const Args& g, int64_t j0, int64_t j1);
 void RowsAvx512(const Args& g, int64_t j0, int64_t j1);
 
