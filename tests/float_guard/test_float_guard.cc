@@ -451,10 +451,10 @@ TEST(FloatGuardCore, ReferencesNoFloatingPointSymbols) {
   }
 }
 
-// The core's sources: every source of the guarded targets (dv_base, dv_os, dv_core,
-// dv_backend_cpu), the cpu backend's sources for every ISA whether this build compiles them or
-// not (the NEON kernels on x86, the AVX ones on aarch64: DV_GUARD_SOURCES), and every file of the
-// source tree they include, transitively.
+// The core's sources: every source of the guarded targets (dv_base, dv_core, dv_backend_cpu),
+// the cpu backend's sources for every ISA whether this build compiles them or not (the NEON
+// kernels on x86, the AVX ones on aarch64: DV_GUARD_SOURCES), and every file of the source tree
+// they include, transitively.
 std::vector<fs::path> CoreSourceFiles() {
   const fs::path root = DV_SOURCE_ROOT;
   std::vector<fs::path> seeds;
