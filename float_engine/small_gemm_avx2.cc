@@ -15,7 +15,8 @@ inline float ReduceAdd(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
 }
 
-// As the AVX-512 file's Pair: 2 * MR accumulators for a pair of weight rows (b null: one row).
+// One pair of weight rows (a, b; b null for a lone last row) against MR rows of x: 2 * MR vector
+// accumulators, each weight vector loaded once for all MR rows.
 template <size_t MR>
 void Pair(const float* x, int64_t ldx, int64_t k, const float* a, const float* b, float* ya,
           float* yb, int64_t ldy, const float* next) {
@@ -66,8 +67,8 @@ void RowsAvx2(const Args& g, int64_t j0, int64_t j1) {
     for (int64_t r0 = 0; r0 < g.m; r0 += kBlock) {
       const int64_t mr = g.m - r0 < kBlock ? g.m - r0 : kBlock;
       float* ya = g.y + r0 * g.ldy + j;
-      // The first block of x rows prefetches the pair of weight rows after the next into L2
-      // (measured: about 10% over the hardware's stream prefetch alone at 8 rows).
+      // The first block of x rows prefetches the pair of weight rows after the next into L2, as
+      // the AVX-512 file does (where it measured about 10% at 8 rows; docs/RESULTS.md).
       kPairs[mr - 1](g.x + r0 * g.ldx, g.ldx, g.k, a, two ? a + g.k : nullptr, ya,
                      two ? ya + 1 : nullptr, g.ldy, r0 == 0 && j + 4 < j1 ? a + 4 * g.k : nullptr);
     }
