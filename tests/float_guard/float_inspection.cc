@@ -204,6 +204,9 @@ std::optional<std::string> Aarch64FloatRule(std::string_view mnemonic) {
       StartsWith(m, "fmsub") || StartsWith(m, "fnm") || StartsWith(m, "bfml")) {
     return "float fused multiply-add";
   }
+  // Every other "bf" mnemonic is bf16 arithmetic (bfdot, bfmmla, bfadd, ...) except the integer
+  // bitfield move BFM and its aliases, which the OS layer's feature-bit decoding compiles to.
+  if (m == "bfm" || m == "bfi" || m == "bfxil" || m == "bfc") return std::nullopt;
   if (m[0] == 'f' || StartsWith(m, "bf")) return "float arithmetic";
   return std::nullopt;
 }

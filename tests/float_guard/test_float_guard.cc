@@ -122,11 +122,11 @@ TEST(FloatGuardClassifier, IgnoresIntegerMoveAndLogicMnemonics) {
 
 TEST(FloatGuardClassifier, FlagsAarch64FloatingPointMnemonics) {
   const char* const flagged[] = {
-      "fadd",    "fsub",  "fmul",   "fdiv",   "fsqrt",  "fabs",   "fneg",    "fmax",  "fminnm",
-      "faddp",   "fmaxv", "frintx", "frinta", "fcsel",  "frecpe", "frsqrte", "fmulx", "fmla",
-      "fmls",    "fmadd", "fmsub",  "fnmadd", "fnmsub", "fcmp",   "fcmpe",   "fccmp", "fcmeq",
-      "fcmgt",   "facge", "fcvtzs", "fcvtzu", "fcvtns", "fcvtl",  "fcvtxn",  "scvtf", "ucvtf",
-      "fjcvtzs", "bfcvt", "bfdot",  "bfmmla", "bfmlalb"};
+      "fadd",    "fsub",  "fmul",   "fdiv",   "fsqrt",   "fabs",    "fneg",    "fmax",  "fminnm",
+      "faddp",   "fmaxv", "frintx", "frinta", "fcsel",   "frecpe",  "frsqrte", "fmulx", "fmla",
+      "fmls",    "fmadd", "fmsub",  "fnmadd", "fnmsub",  "fcmp",    "fcmpe",   "fccmp", "fcmeq",
+      "fcmgt",   "facge", "fcvtzs", "fcvtzu", "fcvtns",  "fcvtl",   "fcvtxn",  "scvtf", "ucvtf",
+      "fjcvtzs", "bfcvt", "bfdot",  "bfmmla", "bfmlalb", "bfmlalt", "bfcvtn",  "bfadd", "bfmul"};
   for (const char* m : flagged) EXPECT_TRUE(Aarch64FloatRule(m).has_value()) << m;
   EXPECT_EQ(Aarch64FloatRule("scvtf"), "float conversion");
   EXPECT_EQ(Aarch64FloatRule("fmla"), "float fused multiply-add");
@@ -137,13 +137,13 @@ TEST(FloatGuardClassifier, FlagsAarch64FloatingPointMnemonics) {
 TEST(FloatGuardClassifier, IgnoresAarch64IntegerAndMoveMnemonics) {
   // The NEON and NEON dot-product kernels' instructions, and the general-purpose ones.
   const char* const clean[] = {
-      "add",    "addp", "addv", "mul",   "mla",   "smull", "smull2", "smlal", "sadalp",
-      "saddlp", "sdot", "udot", "usdot", "smmla", "dup",   "movi",   "mov",   "ins",
-      "umov",   "smov", "ld1",  "ld1r",  "st1",   "ldr",   "str",    "ldp",   "stp",
-      "ext",    "zip1", "uzp2", "trn1",  "tbl",   "sshr",  "ushr",   "sqxtn", "sqrshrn",
-      "and",    "orr",  "eor",  "bic",   "cmgt",  "cmeq",  "smax",   "smin",  "abs",
-      "neg",    "shl",  "sxtl", "fmov",  "b",     "bl",    "ret",    "cbz",   "csel",
-      "madd",   "msub", "sdiv", "udiv",  "umulh", "smulh", "clz",    "lsl",   "asr"};
+      "add",  "addp", "addv",  "mul",   "mla",   "smull",   "smull2", "smlal", "sadalp", "saddlp",
+      "sdot", "udot", "usdot", "smmla", "dup",   "movi",    "mov",    "ins",   "umov",   "smov",
+      "ld1",  "ld1r", "st1",   "ldr",   "str",   "ldp",     "stp",    "ext",   "zip1",   "uzp2",
+      "trn1", "tbl",  "sshr",  "ushr",  "sqxtn", "sqrshrn", "and",    "orr",   "eor",    "bic",
+      "cmgt", "cmeq", "smax",  "smin",  "abs",   "neg",     "shl",    "sxtl",  "fmov",   "b",
+      "bl",   "ret",  "cbz",   "csel",  "madd",  "msub",    "sdiv",   "udiv",  "umulh",  "smulh",
+      "clz",  "lsl",  "asr",   "bfm",   "bfi",   "bfxil",   "bfc",    "ubfx",  "sbfiz"};
   for (const char* m : clean) {
     const auto rule = Aarch64FloatRule(m);
     EXPECT_FALSE(rule.has_value()) << m << " flagged as " << rule.value_or("");
@@ -451,10 +451,10 @@ TEST(FloatGuardCore, ReferencesNoFloatingPointSymbols) {
   }
 }
 
-// The core's sources: every source of the guarded targets (dv_base, dv_core, dv_backend_cpu),
-// the cpu backend's sources for every ISA whether this build compiles them or not (the NEON
-// kernels on x86, the AVX ones on aarch64: DV_GUARD_SOURCES), and every file of the source tree
-// they include, transitively.
+// The core's sources: every source of the guarded targets (dv_base, dv_os, dv_core,
+// dv_backend_cpu), the cpu backend's sources for every ISA whether this build compiles them or
+// not (the NEON kernels on x86, the AVX ones on aarch64: DV_GUARD_SOURCES), and every file of the
+// source tree they include, transitively.
 std::vector<fs::path> CoreSourceFiles() {
   const fs::path root = DV_SOURCE_ROOT;
   std::vector<fs::path> seeds;
