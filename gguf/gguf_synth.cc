@@ -2,7 +2,6 @@
 
 #include <cstring>
 #include <filesystem>
-#include <map>
 
 #include "base/file_io.h"
 #include "base/named_list.h"
@@ -11,6 +10,7 @@
 #include "engine/safetensors.h"
 #include "engine/synth.h"
 #include "gguf/gguf_writer.h"
+#include "gguf/llama_model.h"
 
 namespace dv::gguf {
 namespace {
@@ -44,21 +44,16 @@ const std::vector<GgufSynthPreset>& Presets() {
   return presets;
 }
 
-// q_proj / k_proj rows from Hugging Face's half-split RoPE layout to GGUF's interleaved one:
-// gguf_row(h, 2i + s) = hf_row(h, s * head_dim / 2 + i).
+// q_proj / k_proj rows from Hugging Face's half-split RoPE layout to GGUF's interleaved one
+// (GgufRopeRow, the inverse of what LlamaModel reads back).
 std::vector<uint8_t> PermuteRopeRows(const std::vector<uint8_t>& hf, int64_t rows,
                                      int64_t head_dim) {
   std::vector<uint8_t> out(hf.size());
   const size_t row_bytes = hf.size() / static_cast<size_t>(rows);
-  const int64_t half = head_dim / 2;
-  for (int64_t head = 0; head < rows / head_dim; ++head) {
-    for (int64_t i = 0; i < half; ++i) {
-      for (int64_t s = 0; s < 2; ++s) {
-        const auto hf_row = static_cast<size_t>(head * head_dim + s * half + i);
-        const auto gguf_row = static_cast<size_t>(head * head_dim + 2 * i + s);
-        std::memcpy(out.data() + gguf_row * row_bytes, hf.data() + hf_row * row_bytes, row_bytes);
-      }
-    }
+  for (int64_t hf_row = 0; hf_row < rows; ++hf_row) {
+    const auto gguf_row = static_cast<size_t>(GgufRopeRow(hf_row, head_dim));
+    std::memcpy(out.data() + gguf_row * row_bytes,
+                hf.data() + static_cast<size_t>(hf_row) * row_bytes, row_bytes);
   }
   return out;
 }
@@ -70,30 +65,6 @@ const GgufSynthPreset& FindGgufSynthPreset(const std::string& name) {
 }
 
 std::vector<std::string> GgufSynthPresetNames() { return NamesOf(Presets()); }
-
-std::string GgufTensorName(const std::string& hf_name) {
-  static const std::map<std::string, std::string> kLayer = {
-      {"self_attn.q_proj.weight", "attn_q.weight"},
-      {"self_attn.k_proj.weight", "attn_k.weight"},
-      {"self_attn.v_proj.weight", "attn_v.weight"},
-      {"self_attn.o_proj.weight", "attn_output.weight"},
-      {"mlp.gate_proj.weight", "ffn_gate.weight"},
-      {"mlp.up_proj.weight", "ffn_up.weight"},
-      {"mlp.down_proj.weight", "ffn_down.weight"},
-      {"input_layernorm.weight", "attn_norm.weight"},
-      {"post_attention_layernorm.weight", "ffn_norm.weight"},
-  };
-  if (hf_name == "model.embed_tokens.weight") return "token_embd.weight";
-  if (hf_name == "model.norm.weight") return "output_norm.weight";
-  if (hf_name == kHfLmHeadName) return "output.weight";
-  const std::string prefix = "model.layers.";
-  if (!hf_name.starts_with(prefix)) return "";
-  const size_t dot = hf_name.find('.', prefix.size());
-  if (dot == std::string::npos) return "";
-  const auto it = kLayer.find(hf_name.substr(dot + 1));
-  if (it == kLayer.end()) return "";
-  return "blk." + hf_name.substr(prefix.size(), dot - prefix.size()) + "." + it->second;
-}
 
 void WriteSynthGguf(const GgufSynthPreset& preset, uint64_t seed, const std::string& path) {
   const FloatModelConfig& c = preset.config;

@@ -39,8 +39,4 @@ std::vector<std::string> GgufSynthPresetNames();
 // tokenizer.ggml.bos_token_id / eos_token_id. Throws FileError naming the path.
 void WriteSynthGguf(const GgufSynthPreset& preset, uint64_t seed, const std::string& path);
 
-// The GGUF tensor name of a Hugging Face tensor name of a Llama ("blk.3.attn_q.weight" for
-// "model.layers.3.self_attn.q_proj.weight"); empty for a name that is not one.
-std::string GgufTensorName(const std::string& hf_name);
-
 }  // namespace dv::gguf

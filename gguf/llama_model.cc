@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 
 namespace dv::gguf {
 namespace {
@@ -29,23 +30,55 @@ constexpr LayerTensor kLayerTensors[] = {
 constexpr int64_t kMaxWidth = int64_t{1} << 24;  // hidden, intermediate, vocab, context
 constexpr int64_t kMaxCount = 4096;              // layers, heads, head_dim
 
+// "model.layers.<N>.<suffix>" with N written canonically (no sign, no leading zero, ≤ 4 digits).
+struct HfLayerName {
+  int64_t layer;
+  std::string_view suffix;
+};
+std::optional<HfLayerName> SplitHfLayerName(std::string_view hf_name) {
+  constexpr std::string_view kPrefix = "model.layers.";
+  if (!hf_name.starts_with(kPrefix)) return std::nullopt;
+  const std::string_view rest = hf_name.substr(kPrefix.size());
+  const size_t dot = rest.find('.');
+  if (dot == std::string_view::npos || dot == 0 || dot > 4) return std::nullopt;
+  int64_t layer = 0;
+  for (char ch : rest.substr(0, dot)) {
+    if (ch < '0' || ch > '9') return std::nullopt;
+    layer = layer * 10 + (ch - '0');
+  }
+  if (rest.substr(0, dot) != std::to_string(layer)) return std::nullopt;
+  return HfLayerName{layer, rest.substr(dot + 1)};
+}
+
 }  // namespace
+
+int64_t GgufRopeRow(int64_t hf_row, int64_t head_dim) {
+  const int64_t half = head_dim / 2;
+  const int64_t head = hf_row / head_dim, r = hf_row % head_dim;
+  return head * head_dim + 2 * (r % half) + r / half;
+}
 
 std::vector<float> UnpermuteRopeRows(const std::vector<float>& data, int64_t rows, int64_t cols,
                                      int64_t head_dim) {
   std::vector<float> out(data.size());
-  const int64_t half = head_dim / 2;
   const auto row_bytes = static_cast<size_t>(cols) * sizeof(float);
-  for (int64_t head = 0; head < rows / head_dim; ++head) {
-    for (int64_t i = 0; i < half; ++i) {
-      for (int64_t s = 0; s < 2; ++s) {
-        const int64_t hf_row = head * head_dim + s * half + i;
-        const int64_t gguf_row = head * head_dim + 2 * i + s;
-        std::memcpy(out.data() + hf_row * cols, data.data() + gguf_row * cols, row_bytes);
-      }
-    }
+  for (int64_t hf_row = 0; hf_row < rows; ++hf_row) {
+    std::memcpy(out.data() + hf_row * cols, data.data() + GgufRopeRow(hf_row, head_dim) * cols,
+                row_bytes);
   }
   return out;
+}
+
+std::string GgufTensorName(std::string_view hf_name) {
+  if (hf_name == "model.embed_tokens.weight") return "token_embd.weight";
+  if (hf_name == "model.norm.weight") return "output_norm.weight";
+  if (hf_name == "lm_head.weight") return "output.weight";
+  const std::optional<HfLayerName> name = SplitHfLayerName(hf_name);
+  if (!name) return "";
+  for (const LayerTensor& t : kLayerTensors) {
+    if (name->suffix == t.hf) return "blk." + std::to_string(name->layer) + "." + t.gguf;
+  }
+  return "";
 }
 
 LlamaModel::LlamaModel(GgufFile file) : file_(std::move(file)) {}
@@ -126,25 +159,10 @@ void LlamaModel::ReadConfig() {
 }
 
 std::string LlamaModel::GgufName(std::string_view hf_name) const {
-  if (hf_name == "model.embed_tokens.weight") return "token_embd.weight";
-  if (hf_name == "model.norm.weight") return "output_norm.weight";
-  if (hf_name == "lm_head.weight") return config_.tie_word_embeddings ? "" : "output.weight";
-  constexpr std::string_view kPrefix = "model.layers.";
-  if (!hf_name.starts_with(kPrefix)) return "";
-  std::string_view rest = hf_name.substr(kPrefix.size());
-  const size_t dot = rest.find('.');
-  if (dot == std::string_view::npos || dot == 0 || dot > 4) return "";
-  int64_t layer = 0;
-  for (char ch : rest.substr(0, dot)) {
-    if (ch < '0' || ch > '9') return "";
-    layer = layer * 10 + (ch - '0');
-  }
-  if (rest.substr(0, dot) != std::to_string(layer) || layer >= config_.num_layers) return "";
-  const std::string_view suffix = rest.substr(dot + 1);
-  for (const LayerTensor& t : kLayerTensors) {
-    if (suffix == t.hf) return "blk." + std::to_string(layer) + "." + t.gguf;
-  }
-  return "";
+  if (hf_name == "lm_head.weight" && config_.tie_word_embeddings) return "";
+  const std::optional<HfLayerName> name = SplitHfLayerName(hf_name);
+  if (name && name->layer >= config_.num_layers) return "";
+  return GgufTensorName(hf_name);
 }
 
 void LlamaModel::CheckTensors() {

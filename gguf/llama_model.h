@@ -90,4 +90,14 @@ class LlamaModel {
 std::vector<float> UnpermuteRopeRows(const std::vector<float>& data, int64_t rows, int64_t cols,
                                      int64_t head_dim);
 
+// The row of llama.cpp's interleaved RoPE order that holds Hugging Face's row `hf_row` of a
+// q_proj / k_proj matrix: within each head of head_dim rows, HF row s * head_dim / 2 + i is GGUF
+// row 2i + s. The one index rule behind UnpermuteRopeRows and the GGUF writer's permutation.
+int64_t GgufRopeRow(int64_t hf_row, int64_t head_dim);
+
+// The GGUF tensor name of a Hugging Face tensor name of a Llama ("blk.3.attn_q.weight" for
+// "model.layers.3.self_attn.q_proj.weight", "output.weight" for "lm_head.weight"); empty for a
+// name that is not one. LlamaModel::GgufName adds what only a model knows (layer count, tying).
+std::string GgufTensorName(std::string_view hf_name);
+
 }  // namespace dv::gguf

@@ -120,6 +120,7 @@ TEST(GgufSynth, NamesMapAsLlamaCppNamesThem) {
             "blk.0.ffn_norm.weight");
   EXPECT_EQ(GgufTensorName("model.layers.0.self_attn.q_norm.weight"), "");
   EXPECT_EQ(GgufTensorName("model.layers.3"), "");
+  EXPECT_EQ(GgufTensorName("model.layers.03.mlp.up_proj.weight"), "");  // not a canonical number
 }
 
 TEST(GgufSynth, UnknownPresetNamesTheKnownOnes) {

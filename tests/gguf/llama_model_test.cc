@@ -107,6 +107,14 @@ TEST(LlamaModelTest, NamesMapBothWays) {
   }
 }
 
+TEST(LlamaModelTest, RopeRowsInterleaveEachHeadsHalves) {
+  // head_dim 6: HF rows 0 1 2 | 3 4 5 (the two halves) sit at GGUF rows 0 2 4 | 1 3 5.
+  const int64_t expected[] = {0, 2, 4, 1, 3, 5, 6, 8, 10, 7, 9, 11};
+  for (int64_t hf_row = 0; hf_row < 12; ++hf_row) {
+    EXPECT_EQ(GgufRopeRow(hf_row, 6), expected[hf_row]) << hf_row;
+  }
+}
+
 TEST(LlamaModelTest, UnpermuteRestoresHalfSplitRows) {
   // One head of 4 rows: GGUF order (0, 2, 1, 3) of the HF rows -> back to 0, 1, 2, 3.
   const std::vector<float> gguf_rows = {0, 0, 2, 2, 1, 1, 3, 3};  // [4 rows, 2 cols]
