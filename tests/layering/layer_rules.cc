@@ -83,7 +83,8 @@ const std::vector<Component>& LayerTable() {
       {"attest", {"base", "build_info"}, "in-toto statements, DSSE, Ed25519"},
       {"cli", {"*"}, "one file per verb; the two binaries"},
       {"bench",
-       {"engine.io", "engine.core", "engine.cpu", "engine.backends", "tokenizer", "base"},
+       {"engine.io", "engine.core", "engine.cpu", "engine.backends", "float_engine", "tokenizer",
+        "os", "base"},
        "Google Benchmark micro-benchmarks"},
   };
   return kTable;
