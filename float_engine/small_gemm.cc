@@ -21,6 +21,17 @@ bool CpuHas(SmallGemmIsa isa) {
   return false;
 }
 
+void CheckKernel(SmallGemmIsa isa) {
+  DV_CHECK(isa != SmallGemmIsa::kNone && CpuHas(isa))
+      << "small GEMM: kernel " << SmallGemmIsaName(isa) << " not available";
+}
+
+void CheckCall(SmallGemmIsa isa, int64_t m, int64_t k, int64_t n) {
+  CheckKernel(isa);
+  DV_CHECK(m >= 1 && m <= kSmallGemmMaxRows && k >= 1 && n >= 1)
+      << "small GEMM: shape " << m << " x " << k << " x " << n;
+}
+
 void Rows(SmallGemmIsa isa, const small_gemm::Args& g, int64_t j0, int64_t j1) {
 #if defined(DV_SMALL_GEMM_X86)
   if (isa == SmallGemmIsa::kAvx512) return small_gemm::RowsAvx512(g, j0, j1);
@@ -56,17 +67,13 @@ const char* SmallGemmIsaName(SmallGemmIsa isa) {
 
 void SmallGemmXWtHere(SmallGemmIsa isa, const float* x, int64_t ldx, int64_t m, int64_t k,
                       const float* w, int64_t n, float* y, int64_t ldy) {
-  DV_CHECK(isa != SmallGemmIsa::kNone && CpuHas(isa))
-      << "small GEMM: kernel " << SmallGemmIsaName(isa) << " not available";
-  DV_CHECK(m >= 1 && m <= kSmallGemmMaxRows && k >= 1 && n >= 1)
-      << "small GEMM: shape " << m << " x " << k << " x " << n;
+  CheckCall(isa, m, k, n);
   Rows(isa, small_gemm::Args{x, ldx, m, k, w, n, y, ldy}, 0, n);
 }
 
 void SmallVecMatHere(SmallGemmIsa isa, const float* p, int64_t s, const float* v, int64_t ldv,
                      int64_t d, float* o) {
-  DV_CHECK(isa != SmallGemmIsa::kNone && CpuHas(isa))
-      << "small GEMM: kernel " << SmallGemmIsaName(isa) << " not available";
+  CheckKernel(isa);
   DV_CHECK(s >= 0 && d >= 1 && ldv >= d) << "small GEMM: vector-matrix shape " << s << " x " << d;
 #if defined(DV_SMALL_GEMM_X86)
   if (isa == SmallGemmIsa::kAvx512) return small_gemm::VecMatAvx512(p, s, v, ldv, d, o);
@@ -77,10 +84,7 @@ void SmallVecMatHere(SmallGemmIsa isa, const float* p, int64_t s, const float* v
 
 void SmallGemmXWt(SmallGemmIsa isa, const float* x, int64_t ldx, int64_t m, int64_t k,
                   const float* w, int64_t n, float* y, int64_t ldy, os::ThreadPool& pool) {
-  DV_CHECK(isa != SmallGemmIsa::kNone && CpuHas(isa))
-      << "small GEMM: kernel " << SmallGemmIsaName(isa) << " not available";
-  DV_CHECK(m >= 1 && m <= kSmallGemmMaxRows && k >= 1 && n >= 1)
-      << "small GEMM: shape " << m << " x " << k << " x " << n;
+  CheckCall(isa, m, k, n);
   const small_gemm::Args g{x, ldx, m, k, w, n, y, ldy};
   // Pairs of weight rows over the pool (os::ParallelFor: a long contiguous piece per thread).
   os::ParallelFor(pool, (n + 1) / 2, [&](int64_t begin, int64_t end, int) {
