@@ -41,29 +41,39 @@ size_t PromptChunk(size_t prompt_size, size_t fed, int64_t split) {
   return fed == 0 ? std::min(remaining, static_cast<size_t>(split)) : 1;
 }
 
+std::vector<int64_t> CheckPrompts(const std::vector<std::vector<int32_t>>& prompts, int64_t max_new,
+                                  int64_t vocab, int64_t max_pos, const std::string& max_pos_name) {
+  if (max_new < 1) throw GenerationError("max_new must be at least 1");
+  std::vector<int64_t> capacities(prompts.size());
+  for (size_t r = 0; r < prompts.size(); ++r) {
+    if (prompts[r].empty()) throw GenerationError("a prompt needs at least one token");
+    for (const int32_t id : prompts[r]) {
+      if (id < 0 || id >= vocab) {
+        throw GenerationError("token id " + std::to_string(id) + " of prompt row " +
+                              std::to_string(r) + " is outside the vocabulary (" +
+                              std::to_string(vocab) + ")");
+      }
+    }
+    capacities[r] = static_cast<int64_t>(prompts[r].size()) + max_new - 1;
+    if (capacities[r] > max_pos) {
+      throw GenerationError("prompt + max_new exceeds the model's " + max_pos_name + " (" +
+                            std::to_string(max_pos) + ")");
+    }
+  }
+  return capacities;
+}
+
 std::vector<RowResult> GenerateGreedy(IntQwen3& model,
                                       const std::vector<std::vector<int32_t>>& prompts,
                                       const GenerationOptions& options, const StepCallback& on_step,
                                       const LogitsCallback& on_logits) {
   const ModelConfig& c = model.config();
-  if (options.max_new < 1) throw GenerationError("max_new must be at least 1");
+  const std::vector<int64_t> capacities =
+      CheckPrompts(prompts, options.max_new, c.vocab, c.max_pos, "max_pos");
   std::vector<RowState> st(prompts.size());
   std::vector<RowResult> results(prompts.size());
   for (size_t r = 0; r < prompts.size(); ++r) {
-    if (prompts[r].empty()) throw GenerationError("a prompt needs at least one token");
-    for (const int32_t id : prompts[r]) {
-      if (id < 0 || id >= c.vocab) {
-        throw GenerationError("token id " + std::to_string(id) + " of prompt row " +
-                              std::to_string(r) + " is outside the vocabulary (" +
-                              std::to_string(c.vocab) + ")");
-      }
-    }
-    // The last generated token is never fed, so the cache holds prompt + max_new - 1 slots.
-    const int64_t capacity = static_cast<int64_t>(prompts[r].size()) + options.max_new - 1;
-    if (capacity > c.max_pos) {
-      throw GenerationError("prompt + max_new exceeds the model's max_pos (" +
-                            std::to_string(c.max_pos) + ")");
-    }
+    const int64_t capacity = capacities[r];
     if (capacity > kMaxRowSlots) {
       throw GenerationError(
           "prompt + max_new exceeds 47104 slots, the most a row may hold "

@@ -81,6 +81,13 @@ class GenerationError : public ExpectedError {
   using ExpectedError::ExpectedError;
 };
 
+// The checks every engine's generation makes of its input (GenerationError naming the row and
+// the limit): max_new >= 1, no empty prompt, every id inside [0, vocab), and each row's cache --
+// prompt + max_new - 1 slots, the last generated token is never fed -- within max_pos, which the
+// message calls `max_pos_name` (the model's own config key). Returns those capacities.
+std::vector<int64_t> CheckPrompts(const std::vector<std::vector<int32_t>>& prompts, int64_t max_new,
+                                  int64_t vocab, int64_t max_pos, const std::string& max_pos_name);
+
 // Runs every row to max_new steps. Throws GenerationError on an empty prompt or a
 // capacity/position beyond the model's limits.
 std::vector<RowResult> GenerateGreedy(IntQwen3& model,

@@ -24,7 +24,6 @@ std::vector<RowResult> GenerateGreedyFloat(FloatQwen3& model,
                                            const StepCallback& on_step,
                                            const FloatLogitsCallback& on_logits) {
   const FloatModelConfig& c = model.config();
-  if (options.max_new < 1) throw GenerationError("max_new must be at least 1");
   struct Row {
     std::unique_ptr<FloatKvCache> cache;
     size_t fed = 0;
@@ -32,22 +31,12 @@ std::vector<RowResult> GenerateGreedyFloat(FloatQwen3& model,
     std::vector<float> logits;
     int32_t next = 0;
   };
+  const std::vector<int64_t> capacities =
+      CheckPrompts(prompts, options.max_new, c.vocab, c.max_pos, "max_position_embeddings");
   std::vector<Row> st(prompts.size());
   std::vector<RowResult> results(prompts.size());
   for (size_t r = 0; r < prompts.size(); ++r) {
-    if (prompts[r].empty()) throw GenerationError("a prompt needs at least one token");
-    for (const int32_t id : prompts[r]) {
-      if (id < 0 || id >= c.vocab) {
-        throw GenerationError("token id " + std::to_string(id) + " of prompt row " +
-                              std::to_string(r) + " is outside the vocabulary (" +
-                              std::to_string(c.vocab) + ")");
-      }
-    }
-    const int64_t capacity = static_cast<int64_t>(prompts[r].size()) + options.max_new - 1;
-    if (capacity > c.max_pos) {
-      throw GenerationError("prompt + max_new exceeds the model's max_position_embeddings (" +
-                            std::to_string(c.max_pos) + ")");
-    }
+    const int64_t capacity = capacities[r];
     st[r].cache = std::make_unique<FloatKvCache>(c, capacity);
     st[r].logits.resize(static_cast<size_t>(c.vocab));
   }

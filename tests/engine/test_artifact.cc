@@ -266,6 +266,27 @@ TEST_F(ArtifactTest, ZeroVCacheDenominatorStopsTheCall) {
   }
 }
 
+// The input checks both engines' generation share: each failure names its row or its limit.
+TEST(CheckPrompts, NamesTheRowAndTheLimit) {
+  const auto message = [](const std::vector<std::vector<int32_t>>& prompts, int64_t max_new) {
+    try {
+      CheckPrompts(prompts, max_new, 100, 8, "max_pos");
+    } catch (const GenerationError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(message({{1, 2}}, 0), "max_new must be at least 1");
+  EXPECT_EQ(message({{1}, {}}, 1), "a prompt needs at least one token");
+  EXPECT_EQ(message({{1}, {5, 100}}, 1),
+            "token id 100 of prompt row 1 is outside the vocabulary (100)");
+  EXPECT_EQ(message({{-1}}, 1), "token id -1 of prompt row 0 is outside the vocabulary (100)");
+  EXPECT_EQ(message({{1, 2, 3}}, 7), "prompt + max_new exceeds the model's max_pos (8)");
+  // The last generated token is never fed: 3 prompt tokens + 6 steps need 8 slots.
+  EXPECT_EQ(message({{1, 2, 3}}, 6), "accepted");
+  EXPECT_EQ(CheckPrompts({{1, 2, 3}, {4}}, 6, 100, 8, "max_pos"), (std::vector<int64_t>{8, 6}));
+}
+
 // A row never holds more than 47104 slots (SPEC §6.4), even where the RoPE tables allow more.
 TEST(RowSlots, BeyondTheSoftmaxBoundIsRefused) {
   const std::string dir =
