@@ -7,11 +7,12 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "engine/backends/cpu_weight_arena.h"
 #include "float_engine/blas.h"
 #include "float_engine/small_gemm.h"
-#include "os/huge_pages.h"
 #include "os/thread_pool.h"
 
 namespace dv {
@@ -20,26 +21,15 @@ namespace {
 constexpr int64_t kHidden = 1024, kIntermediate = 3072;
 constexpr int kMatrices = 24;  // 24 x 12 MiB: far past any cache
 
-// The weights in 2 MiB-aligned huge-page memory, as the float engine's own weight memory is,
-// filled with small values so that no sum overflows or goes subnormal.
-class Weights {
- public:
-  explicit Weights(int64_t count)
-      : bytes_((static_cast<size_t>(count) * sizeof(float) + os::kHugePageBytes - 1) &
-               ~(os::kHugePageBytes - 1)),
-        base_(os::MapAligned(bytes_, true)) {
-    float* w = data();
-    for (int64_t i = 0; i < count; ++i) w[i] = static_cast<float>((i * 7919) % 61 - 30) / 256.0f;
-  }
-  ~Weights() { os::UnmapAligned(base_, bytes_); }
-  Weights(const Weights&) = delete;
-  Weights& operator=(const Weights&) = delete;
-  float* data() { return reinterpret_cast<float*>(base_); }
-
- private:
-  size_t bytes_;
-  uint8_t* base_;
-};
+// The weights in 2 MiB-aligned huge-page memory (the cpu backend's HugePageBuffer), as the
+// float engine's own weight memory is, filled with small values so that no sum overflows or goes
+// subnormal.
+std::unique_ptr<HugePageBuffer> Weights(int64_t count) {
+  auto buffer = std::make_unique<HugePageBuffer>(static_cast<size_t>(count) * sizeof(float));
+  auto* w = reinterpret_cast<float*>(buffer->data());
+  for (int64_t i = 0; i < count; ++i) w[i] = static_cast<float>((i * 7919) % 61 - 30) / 256.0f;
+  return buffer;
+}
 
 // range(0) rows, range(1) threads, range(2) kernel: 0 OpenBLAS (MatmulXWt: sgemv at one row,
 // sgemm above), 1 the small-batch GEMM with AVX2, 2 with AVX-512.
@@ -53,7 +43,8 @@ void BM_SmallGemm(benchmark::State& state) {
     return;
   }
   const int64_t per_matrix = kHidden * kIntermediate;
-  Weights weights(per_matrix * kMatrices);
+  const auto weights = Weights(per_matrix * kMatrices);
+  const auto* w0 = reinterpret_cast<const float*>(weights->data());
   std::vector<float> x(static_cast<size_t>(m * kIntermediate), 0.5f);
   std::vector<float> y(static_cast<size_t>(m * kIntermediate));
   os::ThreadPool pool(threads);
@@ -63,7 +54,7 @@ void BM_SmallGemm(benchmark::State& state) {
       // Even matrices are up/gate-shaped (k 1024 -> n 3072), odd ones down-shaped (3072 -> 1024).
       const int64_t k = i % 2 == 0 ? kHidden : kIntermediate;
       const int64_t n = i % 2 == 0 ? kIntermediate : kHidden;
-      const float* w = weights.data() + i * per_matrix;
+      const float* w = w0 + i * per_matrix;
       if (kernel == 0) {
         MatmulXWt(x.data(), k, m, k, w, n, y.data(), n);
       } else {
