@@ -23,6 +23,8 @@ function(dv_add_test)
   # gtest_discover_tests (CMake 3.25) writes a list-valued PROPERTIES entry as separate arguments
   # of set_tests_properties, which shifts every property after it. Labels and environment are
   # set instead by a script ctest includes after the discovered tests (${T_NAME}_TESTS).
+  # A case that calls GTEST_SKIP (no GPU, an ISA level this CPU lacks, a model not installed) is
+  # reported by ctest as skipped, not passed.
   set(_env "DETVERIFY_SOURCE_DIR=${CMAKE_SOURCE_DIR}" "DETVERIFY_SHARED_DIR=${DETVERIFY_SHARED_DIR}"
     "DETVERIFY_BINARY_DIR=${CMAKE_BINARY_DIR}")
   set(_script "${CMAKE_CURRENT_BINARY_DIR}/${T_NAME}_properties.cmake")
@@ -30,7 +32,8 @@ function(dv_add_test)
     "if(${T_NAME}_TESTS)\n"
     "  set_tests_properties(\${${T_NAME}_TESTS} PROPERTIES\n"
     "    LABELS [==[${T_LABELS}]==]\n"
-    "    ENVIRONMENT [==[${_env}]==])\n"
+    "    ENVIRONMENT [==[${_env}]==]\n"
+    "    SKIP_REGULAR_EXPRESSION [==[\\[  SKIPPED \\]]==])\n"
     "endif()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${_script}")
 endfunction()

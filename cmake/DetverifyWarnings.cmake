@@ -7,11 +7,17 @@ function(dv_set_warnings target)
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wno-restrict>)
   endif()
+  # CUDA sources (the cuda backend's kernels): nvcc's own warnings and the host compiler's.
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
   if(DETVERIFY_WERROR)
-    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>
+      $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Werror>)
   endif()
   if(DETVERIFY_UBSAN)
-    target_compile_options(${target} PRIVATE -fsanitize=undefined -fno-sanitize-recover=all)
+    # Host C++ only: nvcc does not take the sanitizer flags.
+    target_compile_options(${target} PRIVATE
+      $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=undefined -fno-sanitize-recover=all>)
     target_link_options(${target} PRIVATE -fsanitize=undefined)
   endif()
 endfunction()

@@ -195,6 +195,15 @@ nlohmann::json CollectFingerprint(nlohmann::json gpu) {
 }
 
 std::string MachineId(const nlohmann::json& fingerprint) {
+  // The GEMM kernels a cuda run chose describe the run's shapes, not the machine.
+  if (fingerprint.is_object()) {
+    const auto gpu = fingerprint.find("gpu");
+    if (gpu != fingerprint.end() && gpu->is_object() && gpu->contains("gemm_algorithms")) {
+      nlohmann::json copy = fingerprint;
+      copy["gpu"].erase("gemm_algorithms");
+      return Sha256Hex(CanonicalJson(copy));
+    }
+  }
   return Sha256Hex(CanonicalJson(fingerprint));
 }
 

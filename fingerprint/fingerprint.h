@@ -20,7 +20,11 @@
 //                                ("unknown" for sqlite and yaml_cpp in detverify-engine, the
 //                                engine-only binary, which links neither)
 //   tool_version, spec_version, git_commit   string
-//   gpu                  null | object  filled by a CUDA build (model, driver, runtime)
+//   gpu                  null | object  a cuda row's device (engine/backends/cuda_backend.cc):
+//                                name, compute_capability, memory_bytes, driver, runtime,
+//                                cublaslt (versions), gemm (the kernel option) and
+//                                gemm_algorithms (the kernel and cuBLASLt algorithm chosen per
+//                                GEMM shape; left out of MachineId); null for host backends
 #pragma once
 
 #include <string>
@@ -41,7 +45,9 @@ inline constexpr int kFingerprintVersion = 1;
 // os/os_facts.h. Never throws for missing OS files; fields fall back to "unknown" or 0.
 nlohmann::json CollectFingerprint(nlohmann::json gpu = nullptr);
 
-// Lowercase hex SHA-256 of CanonicalJson(fingerprint). Throws CanonicalJsonError when the
+// Lowercase hex SHA-256 of CanonicalJson(fingerprint) without gpu.gemm_algorithms (a fact of
+// the run's shapes, not of the machine). A cuda row's fingerprint has its GPU, so its machine id
+// names the host with that GPU, not the host alone. Throws CanonicalJsonError when the
 // fingerprint holds a float.
 std::string MachineId(const nlohmann::json& fingerprint);
 

@@ -43,11 +43,7 @@ std::string SkipReason(const Configuration& c, const ResolvedModel& m) {
     return "";
   }
   if (!m.artifact) return m.int_missing;
-  if (!BackendAvailable(c.backend)) {
-    if (c.backend == BackendKind::kCuda)
-      return "this build has no cuda backend (none is written yet)";
-    return "backend " + std::string(KindName(c.backend)) + " is not available in this build";
-  }
+  if (!BackendAvailable(c.backend)) return BackendAbsence(c.backend);
   if (!c.platform.empty()) return EmulationSkipReason(c.platform);
   return "";
 }

@@ -25,6 +25,15 @@
 namespace dv::plan {
 namespace {
 
+// The backend's device (the fingerprint's "gpu"): an object of its facts, null for host backends.
+nlohmann::json DeviceFactsJson(const Backend& backend) {
+  const auto facts = backend.DeviceFacts();
+  if (facts.empty()) return nullptr;
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [key, value] : facts) out[key] = value;
+  return out;
+}
+
 // A plan is a few kilobytes (ids of a prompt and its co-prompts); far below this.
 constexpr size_t kMaxPlanBytes = 64 * kMiB;
 
@@ -191,7 +200,7 @@ PlanResult ExecutePlan(const RunPlan& plan, const std::string& plan_sha256,
   out.isa = resolved.isa;
   out.threads = backend->NumThreads();
   out.wrap_events = model.wrap_events();
-  out.fingerprint = fingerprint::CollectFingerprint();
+  out.fingerprint = fingerprint::CollectFingerprint(DeviceFactsJson(*backend));
   const RowResult& r = results[ours];
   for (size_t i = 0; i < r.tokens.size(); ++i) {
     out.steps.push_back({r.tokens[i], r.logits_chain[i], r.token_chain[i]});

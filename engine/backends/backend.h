@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "engine/backends/backend_error.h"
 #include "engine/backends/row_ops.h"
@@ -95,6 +97,12 @@ class Backend {
     static const RowOps plain;
     return plain;
   }
+
+  // What a run records about the device this backend computes on, beside the host's fingerprint
+  // (its "gpu" object): key/value pairs such as name, compute_capability, driver, and
+  // gemm_algorithms (the kernel chosen per GEMM shape so far, which is no fact of the machine and
+  // so no part of its machine id). Empty for the backends that compute on the host's CPU.
+  virtual std::vector<std::pair<std::string, std::string>> DeviceFacts() const { return {}; }
 
   // `bytes` of zero-filled K/V cache storage. The default is ordinary heap memory. Throws
   // std::bad_alloc when the memory cannot be had.

@@ -2,6 +2,9 @@
 
 #include "engine/backends/cpu_backend.h"
 #include "engine/backends/reference_backend.h"
+#if defined(DV_HAVE_CUDA_BACKEND)
+#include "engine/backends/cuda_backend.h"
+#endif
 
 namespace dv {
 namespace {
@@ -10,6 +13,19 @@ std::string AvailableList() {
   std::string known;
   for (const std::string& n : AvailableBackends()) known += (known.empty() ? "" : ", ") + n;
   return known;
+}
+
+// The cuda backend's devices, asked once per process; "" when one is there, else why not.
+const std::string& CudaAbsence() {
+#if defined(DV_HAVE_CUDA_BACKEND)
+  static const std::string why = [] {
+    std::string w;
+    return CudaDeviceCount(&w) > 0 ? std::string() : "no CUDA device here (" + w + ")";
+  }();
+#else
+  static const std::string why = "this build has no cuda backend (DETVERIFY_CUDA=OFF)";
+#endif
+  return why;
 }
 
 }  // namespace
@@ -28,7 +44,7 @@ bool BackendAvailable(BackendKind kind) {
     case BackendKind::kCpu:
       return true;
     case BackendKind::kCuda:
-      return false;  // no cuda backend in this build (DETVERIFY_CUDA)
+      return CudaAbsence().empty();
   }
   return false;
 }
@@ -39,10 +55,20 @@ bool BackendAvailable(const std::string& name) {
 }
 
 int DefaultBackendThreads(BackendKind kind) {
-  return kind == BackendKind::kCpu ? CpuBackendDefaultThreads() : 1;
+  return kind == BackendKind::kReference ? 1 : CpuBackendDefaultThreads();
+}
+
+std::string BackendAbsence(BackendKind kind) {
+  if (kind == BackendKind::kCuda) return CudaAbsence();
+  return BackendAvailable(kind)
+             ? std::string()
+             : "backend " + std::string(KindName(kind)) + " is not in this build";
 }
 
 ResolvedBackend ResolveBackend(BackendKind kind, const BackendOptions& options) {
+  if (kind == BackendKind::kCuda && !CudaAbsence().empty()) {
+    throw BackendError("backend 'cuda': " + CudaAbsence());
+  }
   if (!BackendAvailable(kind)) {
     throw BackendError("backend '" + std::string(KindName(kind)) +
                        "' is not available in this build (available: " + AvailableList() + ")");
@@ -54,6 +80,10 @@ ResolvedBackend ResolveBackend(BackendKind kind, const BackendOptions& options) 
         options.cpu_isa.empty() ? CpuIsaFromEnvironment() : ParseCpuIsa(options.cpu_isa);
     RequireCpuIsa(isa);
     r.isa = std::string(CpuIsaName(isa));
+    r.threads = options.threads > 0 ? options.threads : CpuBackendDefaultThreads();
+  }
+  if (kind == BackendKind::kCuda) {
+    // The host's share (the row work between GEMMs) runs on the cpu backend's threads.
     r.threads = options.threads > 0 ? options.threads : CpuBackendDefaultThreads();
   }
   return r;
@@ -69,8 +99,15 @@ std::unique_ptr<Backend> MakeBackend(const ResolvedBackend& r) {
       cpu.isa = ParseCpuIsa(r.isa);
       return MakeCpuBackend(cpu);
     }
-    case BackendKind::kCuda:
+    case BackendKind::kCuda: {
+#if defined(DV_HAVE_CUDA_BACKEND)
+      CudaBackendOptions cuda;
+      cuda.host_threads = r.threads;
+      return MakeCudaBackend(cuda);
+#else
       break;
+#endif
+    }
   }
   throw BackendError("backend '" + std::string(KindName(r.kind)) +
                      "' is not available in this build (available: " + AvailableList() + ")");

@@ -28,7 +28,7 @@ struct ResolvedBackend {
 // requested ISA level is unknown or unsupported by this CPU.
 ResolvedBackend ResolveBackend(BackendKind kind, const BackendOptions& options = {});
 // The thread count a backend of `kind` runs with when none is asked for (cpu: every CPU this
-// process may run on; the others: 1).
+// process may run on, and for cuda the host threads of its row work; reference: 1).
 int DefaultBackendThreads(BackendKind kind);
 // Exactly that backend (the level and thread count given, nothing re-chosen).
 std::unique_ptr<Backend> MakeBackend(const ResolvedBackend& resolved);
@@ -42,5 +42,8 @@ std::vector<std::string> AvailableBackends();
 // True when `kind` is a backend this build and machine can run (e.g. false for cuda without GPU).
 bool BackendAvailable(BackendKind kind);
 bool BackendAvailable(const std::string& name);
+// Why `kind` cannot run here ("" when it can), in words for a skipped row: e.g. "no CUDA device
+// here (cudaGetDeviceCount: no CUDA-capable device is detected)".
+std::string BackendAbsence(BackendKind kind);
 
 }  // namespace dv

@@ -572,6 +572,92 @@ std::string ShellQuote(std::string_view s) {
   return q + "'";
 }
 
+std::optional<std::string> SassFloatRule(std::string_view opcode) {
+  static const std::set<std::string, std::less<>> kArithmetic = {
+      "FADD", "FADD32I", "FMUL",      "FMUL32I", "FFMA",      "FFMA32I", "FMNMX",     "FSWZADD",
+      "FCHK", "HADD2",   "HADD2_32I", "HMUL2",   "HMUL2_32I", "HFMA2",   "HFMA2_32I", "HMNMX2",
+      "DADD", "DMUL",    "DFMA",      "DMNMX",   "FMUL2",     "FADD2",   "FFMA2"};
+  static const std::set<std::string, std::less<>> kCompare = {"FSET",   "FSETP", "FSEL", "HSET2",
+                                                              "HSETP2", "DSETP", "DSET"};
+  static const std::set<std::string, std::less<>> kConversion = {
+      "F2I", "I2F", "F2F", "F2IP", "I2FP", "F2FP", "FRND", "I2F64", "F2I64"};
+  static const std::set<std::string, std::less<>> kTensor = {"HMMA", "DMMA",  "HGMMA",  "QMMA",
+                                                             "OMMA", "QGMMA", "UTCHMMA"};
+  const std::string m(opcode.substr(0, opcode.find('.')));
+  if (kConversion.count(m)) return "float conversion";
+  if (kCompare.count(m)) return "float compare";
+  if (kArithmetic.count(m)) return "float arithmetic";
+  if (kTensor.count(m)) return "float tensor-core MMA";
+  if (m == "MUFU") return "special-function unit (rcp, rsq, ex2, lg2, sin, cos)";
+  return std::nullopt;
+}
+
+DisassemblyScan ScanSass(std::string_view cuobjdump_output) {
+  static const std::regex function_re(R"(^\s*Function\s*:\s*(\S+)\s*$)");
+  static const std::regex arch_re(R"(^\s*arch\s*=\s*(sm_\w+)\s*$)");
+  static const std::regex insn_re(
+      R"(^\s*/\*[0-9a-fA-F]+\*/\s+(?:@!?U?P[0-9T]\s+)?([A-Z][A-Z0-9_.]*)(.*);)");
+  DisassemblyScan scan;
+  std::string function;
+  std::smatch m;
+  for (std::string_view line_view : Lines(cuobjdump_output)) {
+    const std::string line(line_view);
+    if (std::regex_match(line, m, function_re)) {
+      function = m[1];
+      ++scan.functions;
+      continue;
+    }
+    if (std::regex_match(line, m, arch_re)) {
+      scan.file_formats.push_back(m[1]);
+      continue;
+    }
+    if (!std::regex_search(line, m, insn_re)) continue;
+    ++scan.instructions;
+    const std::string opcode = m[1];
+    // "HFMA2.MMA R3, -RZ, RZ, 0, 0": -0 * 0 + an immediate pair, nvcc's way of loading a 32-bit
+    // constant through the FMA pipe. It copies the immediate's bits (as movss copies integer
+    // data on x86); no value is computed.
+    static const std::regex move_idiom_re(R"(^\s*U?R[0-9]+,\s*-?RZ,\s*-?RZ,)");
+    if (opcode.rfind("HFMA2", 0) == 0 && std::regex_search(std::string(m[2]), move_idiom_re)) {
+      continue;
+    }
+    if (const auto rule = SassFloatRule(opcode)) {
+      scan.findings.push_back({"device code", function, Trim(opcode + std::string(m[2])), *rule});
+    }
+  }
+  return scan;
+}
+
+DisassemblyScan ScanPtx(std::string_view cuobjdump_output) {
+  static const std::regex entry_re(R"(^\s*\.(?:visible\s+)?\.?(?:entry|func)\s+(\w+))");
+  static const std::regex insn_re(R"(^\s*(?:@!?%\w+\s+)?([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*)\s)");
+  static const std::regex float_type_re(
+      R"(\.(f16|f16x2|bf16|bf16x2|tf32|f32|f64|e4m3|e5m2|e4m3x2|e5m2x2)(\.|$))");
+  DisassemblyScan scan;
+  std::string function;
+  std::smatch m;
+  for (std::string_view line_view : Lines(cuobjdump_output)) {
+    const std::string line(line_view);
+    if (std::regex_search(line, m, entry_re)) {
+      function = m[1];
+      ++scan.functions;
+      continue;
+    }
+    const std::string trimmed = Trim(line);
+    if (trimmed.empty() || trimmed[0] == '.' || trimmed[0] == '/' || trimmed[0] == '{' ||
+        trimmed[0] == '}' || trimmed[0] == '$') {
+      continue;
+    }
+    if (!std::regex_search(line, m, insn_re)) continue;
+    ++scan.instructions;
+    const std::string insn = m[1];
+    if (std::regex_search(insn, float_type_re)) {
+      scan.findings.push_back({"device code (PTX)", function, trimmed, "float instruction"});
+    }
+  }
+  return scan;
+}
+
 std::string Describe(const ObjectFinding& f) {
   std::string s = f.object;
   if (!f.function.empty()) s += " in " + f.function;

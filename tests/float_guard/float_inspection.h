@@ -96,6 +96,25 @@ CommandResult RunCommand(const std::string& command);
 // Single-quotes a string for /bin/sh.
 std::string ShellQuote(std::string_view s);
 
+// ---- Device code (the cuda backend's kernels), as `cuobjdump -sass` and `cuobjdump -ptx` print
+// it. SASS: the rule a base opcode (before its first '.', predicate removed: "FFMA", "I2F",
+// "HMMA", "MUFU") falls under -- FP32/FP16/FP64 arithmetic, compares and selects, conversions
+// to and from integers, the special-function unit and the float tensor-core MMAs -- or nullopt
+// for the integer, memory, control and integer-MMA opcodes (IMAD, IADD3, IDP, LOP3, SHF, IMMA,
+// LDG, BRA ...).
+std::optional<std::string> SassFloatRule(std::string_view opcode);
+
+// The floating-point items of a `cuobjdump -sass` listing ("Function : name" headers, one
+// "/*0040*/  @P0 FFMA R1, R2, R3, R4 ;" line per instruction). Not flagged: HFMA2 with both
+// multiplicands RZ ("HFMA2.MMA R3, -RZ, RZ, 0, 0"), which nvcc emits to load a constant -- a bit
+// copy, like the x86 moves above.
+DisassemblyScan ScanSass(std::string_view cuobjdump_output);
+
+// The floating-point instructions of a `cuobjdump -ptx` listing: every instruction whose type
+// suffixes name a floating-point type (.f16, .f16x2, .bf16, .bf16x2, .tf32, .f32, .f64, .e4m3,
+// .e5m2), e.g. "fma.rn.f32", "cvt.rn.f32.s32"; directives and integer instructions are not.
+DisassemblyScan ScanPtx(std::string_view cuobjdump_output);
+
 std::string Describe(const ObjectFinding& f);
 std::string Describe(const SourceFinding& f);
 

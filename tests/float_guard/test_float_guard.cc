@@ -509,5 +509,131 @@ TEST(FloatGuardCore, SourcesHaveNoFloatingPointTokens) {
                            << listed;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Device code: the cuda backend's kernels as SASS (every real architecture it is built for) and
+// PTX (the virtual one), and the device canary that proves the scans can fail.
+
+TEST(FloatGuardClassifier, SassRules) {
+  for (const char* op : {"FFMA", "FADD.FTZ", "FMUL", "FSETP.GT.AND", "FSEL", "I2F.S32", "F2I.TRUNC",
+                         "F2F.F64.F32", "MUFU.EX2", "HFMA2.MMA", "HMMA.16816.F32", "DFMA", "DMUL",
+                         "I2FP.F32.S32", "FMNMX", "HADD2"}) {
+    EXPECT_TRUE(SassFloatRule(op).has_value()) << op;
+  }
+  for (const char* op : {"IMAD",         "IMAD.WIDE",    "IADD3",     "IDP.4A.S8.S8",
+                         "LOP3.LUT",     "SHF.R.S32.HI", "SHFL.DOWN", "IMMA.16832.S8.S8",
+                         "LDG.E",        "STG.E",        "BRA",       "EXIT",
+                         "ISETP.GE.AND", "SEL",          "MOV",       "S2R",
+                         "LDC",          "ULDC.64",      "IABS",      "IMNMX",
+                         "FLO.U32",      "POPC",         "BAR.SYNC",  "NOP",
+                         "LEA",          "PRMT"}) {
+    EXPECT_FALSE(SassFloatRule(op).has_value()) << op;
+  }
+}
+
+TEST(FloatGuardClassifier, ParsesCuobjdumpListings) {
+  const std::string sass =
+      "\tcode for sm_90\n"
+      "\t\tFunction : _Z6kernelPf\n"
+      "\t.headerflags\t@\"EF_CUDA_SM90 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)\"\n"
+      "        /*0000*/                   LDC R1, c[0x0][0x28] ;   /* 0x00000a00ff017b82 */\n"
+      "        /*0010*/              @!P0 FFMA R5, R2, R3, R4 ;    /* 0x0000000302057223 */\n"
+      "        /*0020*/                   IDP.4A.S8.S8 R7, R8, R9, R7 ;\n"
+      "        /*0028*/                   HFMA2.MMA R11, -RZ, RZ, 0, 0 ;  /* 0x00000000ff0b7435 "
+      "*/\n"
+      "        /*002c*/                   HFMA2 R12, R2, R3, -RZ ;\n"
+      "        /*0030*/                   EXIT ;                   /* 0x000000000000794d */\n";
+  const DisassemblyScan s = ScanSass(sass);
+  EXPECT_EQ(s.functions, 1);
+  EXPECT_EQ(s.instructions, 6);
+  ASSERT_EQ(s.findings.size(), 2u) << Report(s.findings);
+  EXPECT_EQ(s.findings[0].function, "_Z6kernelPf");
+  EXPECT_EQ(s.findings[0].item.rfind("FFMA R5", 0), 0u) << s.findings[0].item;
+  EXPECT_EQ(s.findings[1].item.rfind("HFMA2 R12", 0), 0u) << s.findings[1].item;
+  const std::string ptx =
+      ".visible .entry _Z6kernelPf(\n"
+      "\t.param .u64 _Z6kernelPf_param_0\n"
+      ")\n{\n"
+      "\t.reg .f32 \t%f<4>;\n"
+      "\tld.param.u64 \t%rd1, [_Z6kernelPf_param_0];\n"
+      "\tdp4a.s32.s32 \t%r3, %r1, %r2, %r3;\n"
+      "\tfma.rn.f32 \t%f3, %f1, %f2, %f1;\n"
+      "\t@%p1 cvt.rn.f32.s32 \t%f1, %r1;\n"
+      "\tret;\n}\n";
+  const DisassemblyScan p = ScanPtx(ptx);
+  EXPECT_EQ(p.functions, 1);
+  ASSERT_EQ(p.findings.size(), 2u) << Report(p.findings);
+  EXPECT_NE(p.findings[0].item.find("fma.rn.f32"), std::string::npos);
+  EXPECT_NE(p.findings[1].item.find("cvt.rn.f32.s32"), std::string::npos);
+}
+
+bool HaveDeviceCode() { return std::string(DV_DEVICE_ARCHIVE).size() > 0; }
+
+// The SASS of an archive's device code; skips (with the reason) without cuobjdump.
+std::string SassOf(const std::string& archive) {
+  const std::string tool = DV_CUOBJDUMP;
+  if (tool.empty()) return {};
+  const CommandResult r =
+      RunCommand("LC_ALL=C " + ShellQuote(tool) + " -sass " + ShellQuote(archive));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return r.output;
+}
+
+// Every PTX file nvcc wrote for the guard (DV_DEVICE_PTX, DV_DEVICE_CANARY_PTX), concatenated.
+std::string PtxOf(const char* joined) {
+  std::string all;
+  for (const std::string& path : Split(joined, '|')) {
+    EXPECT_TRUE(fs::exists(path)) << path;
+    all += ReadFile(path);
+  }
+  return all;
+}
+
+constexpr const char* kNoCuobjdump =
+    "cuobjdump not found (DETVERIFY_CUOBJDUMP): the SASS cannot be scanned on this machine; the "
+    "PTX scan ran (pip install nvidia-cuda-cuobjdump, or NVIDIA's toolkit, gives it)";
+
+TEST(FloatGuardDeviceCanary, PtxScanFindsThePlantedItems) {
+  if (!HaveDeviceCode()) GTEST_SKIP() << "this build has no device code (DETVERIFY_CUDA=OFF)";
+  const DisassemblyScan p = ScanPtx(PtxOf(DV_DEVICE_CANARY_PTX));
+  std::string items;
+  for (const auto& f : p.findings) items += f.item + "\n";
+  for (const char* want : {"fma.rn.f32", "cvt.rn.f32.s32", "ex2.approx", ".f64"}) {
+    EXPECT_NE(items.find(want), std::string::npos) << want << "\n" << items;
+  }
+}
+
+TEST(FloatGuardDeviceCanary, SassScanFindsThePlantedItems) {
+  if (!HaveDeviceCode()) GTEST_SKIP() << "this build has no device code (DETVERIFY_CUDA=OFF)";
+  if (std::string(DV_CUOBJDUMP).empty()) GTEST_SKIP() << kNoCuobjdump;
+  const DisassemblyScan s = ScanSass(SassOf(DV_DEVICE_CANARY_ARCHIVE));
+  std::set<std::string> rules;
+  for (const auto& f : s.findings) rules.insert(f.rule);
+  EXPECT_EQ(rules.count("float arithmetic"), 1u) << Report(s.findings);
+  EXPECT_EQ(rules.count("float conversion"), 1u) << Report(s.findings);
+  EXPECT_EQ(rules.count("special-function unit (rcp, rsq, ex2, lg2, sin, cos)"), 1u)
+      << Report(s.findings);
+}
+
+TEST(FloatGuardDevice, PtxHasNoFloatingPoint) {
+  if (!HaveDeviceCode()) GTEST_SKIP() << "this build has no device code (DETVERIFY_CUDA=OFF)";
+  const DisassemblyScan p = ScanPtx(PtxOf(DV_DEVICE_PTX));
+  EXPECT_GE(p.functions, 1);
+  EXPECT_GE(p.instructions, 20);
+  EXPECT_TRUE(p.findings.empty()) << p.findings.size() << " floating-point PTX instructions:\n"
+                                  << Report(p.findings);
+}
+
+TEST(FloatGuardDevice, SassHasNoFloatingPoint) {
+  if (!HaveDeviceCode()) GTEST_SKIP() << "this build has no device code (DETVERIFY_CUDA=OFF)";
+  if (std::string(DV_CUOBJDUMP).empty()) GTEST_SKIP() << kNoCuobjdump;
+  const std::string sass = SassOf(DV_DEVICE_ARCHIVE);
+  const DisassemblyScan s = ScanSass(sass);
+  EXPECT_GE(s.functions, 1) << sass.substr(0, 2000);
+  EXPECT_GE(s.instructions, 20);
+  EXPECT_FALSE(s.file_formats.empty()) << "no SASS architecture listed";
+  EXPECT_TRUE(s.findings.empty()) << s.findings.size() << " floating-point SASS instructions:\n"
+                                  << Report(s.findings);
+}
+
 }  // namespace
 }  // namespace dv::float_guard

@@ -29,9 +29,13 @@ const std::vector<Component>& LayerTable() {
        "the float-free integer core: intmath, dyadic, ops, IntQwen3, "
        "the backend interface, the reference backend, the K/V layout"},
       {"engine.cpu", {"engine.core", "os", "base"}, "the cpu backend: SIMD kernels, threads"},
+      {"engine.cuda",
+       {"engine.cpu", "engine.core", "base"},
+       "the cuda backend: exact int8 GEMMs on NVIDIA GPUs (cuBLASLt, dp4a), row work on the "
+       "host's cpu backend"},
       {"engine.backends",
-       {"engine.core", "engine.cpu", "base"},
-       "the backend registry: every backend by name (cuda joins here)"},
+       {"engine.core", "engine.cpu", "engine.cuda", "base"},
+       "the backend registry: every backend by name"},
       {"engine.io",
        {"engine.core", "base"},
        "artifacts, safetensors, synthetic models, hash chains, greedy generation"},
@@ -105,6 +109,7 @@ std::optional<std::string> ComponentOf(std::string_view path) {
           StartsWith(name, "reference_backend")) {
         return "engine.core";
       }
+      if (StartsWith(name, "cuda_")) return "engine.cuda";
       return "engine.cpu";  // cpu_*, matmul_i8_*, attention_i8_*, row_kernels_*
     }
     if (StartsWith(rest, "ops/")) return "engine.core";

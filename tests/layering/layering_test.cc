@@ -80,6 +80,8 @@ TEST(LayeringRules, ComponentsOfPaths) {
   EXPECT_EQ(ComponentOf("engine/backends/matmul_i8_neon.cc"), "engine.cpu");
   EXPECT_EQ(ComponentOf("engine/backends/cpu_backend.h"), "engine.cpu");
   EXPECT_EQ(ComponentOf("engine/backends/backend_registry.h"), "engine.backends");
+  EXPECT_EQ(ComponentOf("engine/backends/cuda_backend.cc"), "engine.cuda");
+  EXPECT_EQ(ComponentOf("engine/backends/cuda_gemm_dp4a.cu"), "engine.cuda");
   EXPECT_EQ(ComponentOf("engine/artifact.h"), "engine.io");
   EXPECT_EQ(ComponentOf("harness/runner.cc"), "harness");
   EXPECT_EQ(ComponentOf("build_info.h"), "build_info");

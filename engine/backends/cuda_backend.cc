@@ -1,0 +1,413 @@
+#include "engine/backends/cuda_backend.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include "base/check.h"
+#include "engine/backends/cpu_backend.h"
+#include "engine/backends/cuda_gemm_dp4a.h"
+
+namespace dv {
+namespace {
+
+[[noreturn]] void ThrowCuda(cudaError_t e, const char* what) {
+  throw BackendError(std::string("cuda backend: ") + what + ": " + cudaGetErrorString(e));
+}
+void CudaCheck(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) ThrowCuda(e, what);
+}
+void LtCheck(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    throw BackendError(std::string("cuda backend: cuBLASLt ") + what + ": " +
+                       cublasLtGetStatusString(s));
+  }
+}
+
+// Device memory, freed with the object. Zero-filled when made, so the spare rows after an
+// operand's end read as zeros.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes) : bytes_(bytes) {
+    if (bytes == 0) return;
+    CudaCheck(cudaMalloc(&p_, bytes), "cudaMalloc");
+    CudaCheck(cudaMemset(p_, 0, bytes), "cudaMemset");
+  }
+  ~DeviceBuffer() {
+    if (p_ != nullptr) cudaFree(p_);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(o.p_), bytes_(o.bytes_) { o.p_ = nullptr; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    std::swap(p_, o.p_);
+    std::swap(bytes_, o.bytes_);
+    return *this;
+  }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(p_);
+  }
+  size_t size() const { return bytes_; }
+  // Grows (contents lost) to at least `bytes`.
+  void Reserve(size_t bytes) {
+    if (bytes > bytes_) *this = DeviceBuffer(bytes);
+  }
+
+ private:
+  void* p_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// Page-locked host memory: the staging buffers of the copies to and from the device.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  ~PinnedBuffer() {
+    if (p_ != nullptr) cudaFreeHost(p_);
+  }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  void Reserve(size_t bytes) {
+    if (bytes <= bytes_) return;
+    if (p_ != nullptr) cudaFreeHost(p_);
+    p_ = nullptr;
+    bytes_ = 0;
+    CudaCheck(cudaMallocHost(&p_, bytes), "cudaMallocHost");
+    bytes_ = bytes;
+  }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(p_);
+  }
+
+ private:
+  void* p_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// The weight on the device as cuBLASLt's A: [m_pad, k_pad] row-major (the artifact's [k, n]
+// transposed, zero-padded), with kCudaGuardRows spare zero rows.
+class CudaPackedWeight final : public PackedWeight {
+ public:
+  DeviceBuffer w;
+  int64_t m_pad = 0, k_pad = 0;
+};
+
+// The kernel chosen for one GEMM shape, with the cuBLASLt descriptors it runs with.
+struct GemmPlan {
+  bool lt = false;  // cuBLASLt, else dp4a
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  size_t workspace = 0;
+  std::string description;
+};
+
+constexpr size_t kWorkspaceBytes = size_t{32} << 20;
+
+std::string AlgoDescription(const cublasLtMatmulAlgo_t& algo) {
+  auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attr) -> long long {
+    uint32_t v = 0;  // every attribute read here is a 32-bit integer
+    size_t written = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &v, sizeof(v), &written) !=
+        CUBLAS_STATUS_SUCCESS) {
+      return -1;
+    }
+    return static_cast<long long>(static_cast<int32_t>(v));
+  };
+  return "cublaslt algo " + std::to_string(get(CUBLASLT_ALGO_CONFIG_ID)) + " tile " +
+         std::to_string(get(CUBLASLT_ALGO_CONFIG_TILE_ID)) + " splitk " +
+         std::to_string(get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM)) + " reduction " +
+         std::to_string(get(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME)) + " stages " +
+         std::to_string(get(CUBLASLT_ALGO_CONFIG_STAGES_ID)) + " swizzle " +
+         std::to_string(get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING));
+}
+
+class CudaBackendImpl final : public Backend {
+ public:
+  explicit CudaBackendImpl(const CudaBackendOptions& options) : gemm_(options.gemm) {
+    std::string why;
+    const int count = CudaDeviceCount(&why);
+    if (count == 0) throw BackendError("backend 'cuda': no CUDA device here (" + why + ")");
+    if (options.device < 0 || options.device >= count) {
+      throw BackendError("backend 'cuda': device " + std::to_string(options.device) +
+                         " does not exist (" + std::to_string(count) + " found)");
+    }
+    device_ = options.device;
+    CudaCheck(cudaSetDevice(device_), "cudaSetDevice");
+    CudaCheck(cudaGetDeviceProperties(&props_, device_), "cudaGetDeviceProperties");
+    CudaCheck(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    LtCheck(cublasLtCreate(&lt_), "cublasLtCreate");
+    LtCheck(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32I, CUDA_R_32I), "matmul desc");
+    const cublasOperation_t trans = CUBLAS_OP_T, plain = CUBLAS_OP_N;
+    LtCheck(
+        cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof(trans)),
+        "TRANSA");
+    LtCheck(
+        cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &plain, sizeof(plain)),
+        "TRANSB");
+    workspace_ = DeviceBuffer(kWorkspaceBytes);
+    CpuBackendOptions host;
+    host.threads = options.host_threads;
+    host_ = MakeCpuBackend(host);
+  }
+
+  ~CudaBackendImpl() override {
+    for (auto& [shape, plan] : plans_) {
+      if (plan.a) cublasLtMatrixLayoutDestroy(plan.a);
+      if (plan.b) cublasLtMatrixLayoutDestroy(plan.b);
+      if (plan.d) cublasLtMatrixLayoutDestroy(plan.d);
+    }
+    if (desc_) cublasLtMatmulDescDestroy(desc_);
+    if (lt_) cublasLtDestroy(lt_);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  std::string_view Name() const override { return "cuda"; }
+  int NumThreads() const override { return host_->NumThreads(); }
+  const RowOps& row_ops() const override { return host_->row_ops(); }
+  void ParallelFor(int64_t n, RangeFn body) override { host_->ParallelFor(n, body); }
+  std::unique_ptr<KvStorage> AllocateKvStorage(size_t bytes) override {
+    return host_->AllocateKvStorage(bytes);
+  }
+
+  std::vector<std::pair<std::string, std::string>> DeviceFacts() const override {
+    int driver = 0, runtime = 0;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    std::vector<std::pair<std::string, std::string>> out = {
+        {"name", props_.name},
+        {"compute_capability", std::to_string(props_.major) + "." + std::to_string(props_.minor)},
+        {"memory_bytes", std::to_string(props_.totalGlobalMem)},
+        {"driver", std::to_string(driver)},
+        {"runtime", std::to_string(runtime)},
+        {"cublaslt", std::to_string(cublasLtGetVersion())},
+        {"gemm", CudaGemmName(gemm_)},
+    };
+    std::string algos;
+    for (const auto& [shape, plan] : plans_) {
+      const auto& [m_pad, tokens, k_pad] = shape;
+      algos += (algos.empty() ? "" : "; ") + std::to_string(m_pad) + "x" + std::to_string(tokens) +
+               "x" + std::to_string(k_pad) + ": " + plan.description;
+    }
+    out.emplace_back("gemm_algorithms", algos);
+    return out;
+  }
+
+  std::unique_ptr<PackedWeight> PackWeight(const int8_t* w8t, int64_t k, int64_t n) override {
+    CheckCudaInnerDimension(k, n);
+    const CudaGemmShape s = CudaGemmShapeFor(1, n, k);
+    std::vector<int8_t> t(static_cast<size_t>((s.m_pad + kCudaGuardRows) * s.k_pad), 0);
+    for (int64_t i = 0; i < k; ++i) {
+      for (int64_t o = 0; o < n; ++o) t[static_cast<size_t>(o * s.k_pad + i)] = w8t[i * n + o];
+    }
+    auto w = std::make_unique<CudaPackedWeight>();
+    w->k = k;
+    w->n = n;
+    w->m_pad = s.m_pad;
+    w->k_pad = s.k_pad;
+    w->w = DeviceBuffer(t.size());
+    CudaCheck(cudaMemcpy(w->w.as<void>(), t.data(), t.size(), cudaMemcpyHostToDevice),
+              "copying a weight to the device");
+    return w;
+  }
+
+  void MatmulI8(const int8_t* a, int64_t m, const PackedWeight& w, int32_t* c) override {
+    const PackedWeight* const ws[] = {&w};
+    int32_t* const cs[] = {c};
+    MatmulI8Fused(a, m, ws, cs);
+  }
+
+  // The activations go to the device once for every weight that shares them; each product
+  // comes back into pinned memory; one synchronization per call.
+  void MatmulI8Fused(const int8_t* a, int64_t m, std::span<const PackedWeight* const> w,
+                     std::span<int32_t* const> c) override {
+    if (w.empty() || m <= 0) return;
+    const int64_t k = w[0]->k;
+    const CudaGemmShape s0 = CudaGemmShapeFor(m, 1, k);
+    const auto a_bytes = static_cast<size_t>(m * s0.k_pad);
+    a_host_.Reserve(a_bytes);
+    int8_t* staged = a_host_.as<int8_t>();
+    for (int64_t t = 0; t < m; ++t) {
+      std::memcpy(staged + t * s0.k_pad, a + t * k, static_cast<size_t>(k));
+      std::memset(staged + t * s0.k_pad + k, 0, static_cast<size_t>(s0.k_pad - k));
+    }
+    a_dev_.Reserve(static_cast<size_t>((m + kCudaGuardRows) * s0.k_pad));
+    CudaCheck(cudaMemcpyAsync(a_dev_.as<void>(), staged, a_bytes, cudaMemcpyHostToDevice, stream_),
+              "copying activations to the device");
+    std::vector<size_t> d_offset(w.size() + 1, 0), c_offset(w.size() + 1, 0);
+    for (size_t i = 0; i < w.size(); ++i) {
+      const auto& pw = static_cast<const CudaPackedWeight&>(*w[i]);
+      DV_CHECK(pw.k == k) << "MatmulI8Fused: weights of inner dimensions " << k << " and " << pw.k;
+      d_offset[i + 1] = d_offset[i] + static_cast<size_t>((m + kCudaGuardRows) * pw.m_pad);
+      c_offset[i + 1] = c_offset[i] + static_cast<size_t>(m * pw.n);
+    }
+    d_dev_.Reserve(d_offset.back() * sizeof(int32_t));
+    c_host_.Reserve(c_offset.back() * sizeof(int32_t));
+    for (size_t i = 0; i < w.size(); ++i) {
+      const auto& pw = static_cast<const CudaPackedWeight&>(*w[i]);
+      int32_t* d = d_dev_.as<int32_t>() + d_offset[i];
+      Multiply(pw, m, d);
+      CudaCheck(cudaMemcpy2DAsync(c_host_.as<int32_t>() + c_offset[i],
+                                  static_cast<size_t>(pw.n) * sizeof(int32_t), d,
+                                  static_cast<size_t>(pw.m_pad) * sizeof(int32_t),
+                                  static_cast<size_t>(pw.n) * sizeof(int32_t),
+                                  static_cast<size_t>(m), cudaMemcpyDeviceToHost, stream_),
+                "copying a product to the host");
+    }
+    CudaCheck(cudaStreamSynchronize(stream_), "running a GEMM");
+    for (size_t i = 0; i < w.size(); ++i) {
+      std::memcpy(c[i], c_host_.as<int32_t>() + c_offset[i],
+                  (c_offset[i + 1] - c_offset[i]) * sizeof(int32_t));
+    }
+  }
+
+ private:
+  // d[m_pad x tokens] (column-major, ld m_pad) = W^T a, enqueued on the stream.
+  void Multiply(const CudaPackedWeight& w, int64_t tokens, int32_t* d) {
+    const GemmPlan& plan = PlanFor(w.m_pad, tokens, w.k_pad);
+    if (!plan.lt) {
+      CudaCheck(cuda::LaunchGemmDp4a(w.w.as<int8_t>(), a_dev_.as<int8_t>(), d, w.m_pad, tokens,
+                                     w.k_pad, w.m_pad, stream_),
+                "the dp4a GEMM kernel");
+      return;
+    }
+    const int32_t alpha = 1, beta = 0;
+    LtCheck(cublasLtMatmul(lt_, desc_, &alpha, w.w.as<void>(), plan.a, a_dev_.as<void>(), plan.b,
+                           &beta, d, plan.d, d, plan.d, &plan.algo, workspace_.as<void>(),
+                           plan.workspace, stream_),
+            "matmul");
+  }
+
+  // One kernel per (m_pad, tokens, k_pad), chosen once: the heuristic query happens here, on
+  // the first GEMM of the shape, never again for it.
+  const GemmPlan& PlanFor(int64_t m_pad, int64_t tokens, int64_t k_pad) {
+    const auto key = std::make_tuple(m_pad, tokens, k_pad);
+    const auto found = plans_.find(key);
+    if (found != plans_.end()) return found->second;
+    GemmPlan plan;
+    const bool want_lt =
+        gemm_ == CudaGemm::kCublasLt || (gemm_ == CudaGemm::kAuto && tokens > kCudaDp4aMaxTokens);
+    if (want_lt) {
+      const auto rows = [](int64_t v) { return static_cast<uint64_t>(v); };
+      LtCheck(cublasLtMatrixLayoutCreate(&plan.a, CUDA_R_8I, rows(k_pad), rows(m_pad), k_pad),
+              "layout A");
+      LtCheck(cublasLtMatrixLayoutCreate(&plan.b, CUDA_R_8I, rows(k_pad), rows(tokens), k_pad),
+              "layout B");
+      LtCheck(cublasLtMatrixLayoutCreate(&plan.d, CUDA_R_32I, rows(m_pad), rows(tokens), m_pad),
+              "layout D");
+      cublasLtMatmulPreference_t pref = nullptr;
+      LtCheck(cublasLtMatmulPreferenceCreate(&pref), "preference");
+      const uint64_t ws = kWorkspaceBytes;
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
+                                           sizeof(ws));
+      cublasLtMatmulHeuristicResult_t result{};
+      int returned = 0;
+      const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt_, desc_, plan.a, plan.b, plan.d,
+                                                               plan.d, pref, 1, &result, &returned);
+      cublasLtMatmulPreferenceDestroy(pref);
+      if (st == CUBLAS_STATUS_SUCCESS && returned > 0 && result.state == CUBLAS_STATUS_SUCCESS) {
+        plan.lt = true;
+        plan.algo = result.algo;
+        plan.workspace = result.workspaceSize;
+        plan.description =
+            AlgoDescription(result.algo) + " workspace " + std::to_string(result.workspaceSize);
+      } else if (gemm_ == CudaGemm::kCublasLt) {
+        throw BackendError("backend 'cuda': cuBLASLt offers no int8 algorithm for " +
+                           std::to_string(m_pad) + " x " + std::to_string(tokens) + " x " +
+                           std::to_string(k_pad) + " (" + cublasLtGetStatusString(st) + ")");
+      }
+    }
+    if (!plan.lt) plan.description = "dp4a";
+    return plans_.emplace(key, plan).first->second;
+  }
+
+  CudaGemm gemm_;
+  int device_ = 0;
+  cudaDeviceProp props_{};
+  cudaStream_t stream_ = nullptr;
+  cublasLtHandle_t lt_ = nullptr;
+  cublasLtMatmulDesc_t desc_ = nullptr;
+  DeviceBuffer workspace_;
+  std::unique_ptr<CpuBackend> host_;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, GemmPlan> plans_;
+  PinnedBuffer a_host_, c_host_;
+  DeviceBuffer a_dev_, d_dev_;
+};
+
+}  // namespace
+
+CudaGemm ParseCudaGemm(const std::string& name) {
+  if (name == "auto") return CudaGemm::kAuto;
+  if (name == "cublaslt") return CudaGemm::kCublasLt;
+  if (name == "dp4a") return CudaGemm::kDp4a;
+  throw BackendError("unknown cuda GEMM kernel '" + name + "' (auto, cublaslt, dp4a)");
+}
+
+const char* CudaGemmName(CudaGemm gemm) {
+  switch (gemm) {
+    case CudaGemm::kAuto:
+      return "auto";
+    case CudaGemm::kCublasLt:
+      return "cublaslt";
+    case CudaGemm::kDp4a:
+      return "dp4a";
+  }
+  return "auto";
+}
+
+CudaGemmShape CudaGemmShapeFor(int64_t tokens, int64_t out, int64_t k) {
+  CudaGemmShape s;
+  s.out = out;
+  s.tokens = tokens;
+  s.k = k;
+  s.m_pad = (out + 3) / 4 * 4;
+  s.k_pad = (k + 3) / 4 * 4;
+  s.lda = s.k_pad;
+  s.ldb = s.k_pad;
+  s.ldd = s.m_pad;
+  return s;
+}
+
+void CheckCudaInnerDimension(int64_t k, int64_t n) {
+  // 2^31 / (127 * 128) = 132104.06: k = 132104 is the largest inner dimension that cannot wrap.
+  constexpr int64_t kMaxK = ((int64_t{1} << 31) - 1) / (127 * 128);
+  if (k <= 0 || n <= 0 || k > kMaxK) {
+    throw BackendError("backend 'cuda': a weight of inner dimension " + std::to_string(k) +
+                       " and " + std::to_string(n) +
+                       " outputs cannot be multiplied exactly in int32 (needs 0 < k and k * 127 "
+                       "* 128 < 2^31, k <= " +
+                       std::to_string(kMaxK) + ")");
+  }
+}
+
+int CudaDeviceCount(std::string* why) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    if (why != nullptr) *why = std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e);
+    cudaGetLastError();  // the runtime keeps no sticky error for this call
+    return 0;
+  }
+  if (count == 0 && why != nullptr) *why = "cudaGetDeviceCount: 0 devices";
+  return count;
+}
+
+std::unique_ptr<Backend> MakeCudaBackend(const CudaBackendOptions& options) {
+  CudaBackendOptions o = options;
+  if (o.gemm == CudaGemm::kAuto) {
+    if (const char* env = std::getenv("DETVERIFY_CUDA_GEMM"); env != nullptr && *env != '\0') {
+      o.gemm = ParseCudaGemm(env);
+    }
+  }
+  return std::make_unique<CudaBackendImpl>(o);
+}
+
+}  // namespace dv

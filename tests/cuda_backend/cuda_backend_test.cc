@@ -1,0 +1,203 @@
+// The cuda backend: its host-side rules everywhere, its GEMMs against MatmulI8Ref (whole buffers,
+// exact) where a GPU is present. Without one, the device tests skip and say so.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/backends/backend_registry.h"
+#include "engine/backends/cuda_backend.h"
+#include "engine/backends/reference_backend.h"
+#include "tests/cpu_backend/cpu_test_support.h"
+
+namespace dv {
+namespace {
+
+bool HaveDevice() { return CudaDeviceCount() > 0; }
+
+TEST(CudaBackendHost, GemmShapesArePaddedToFour) {
+  for (int64_t out : {1, 3, 4, 5, 1024, 151936}) {
+    for (int64_t k : {1, 2, 4, 7, 1024, 3072}) {
+      const CudaGemmShape s = CudaGemmShapeFor(8, out, k);
+      EXPECT_EQ(s.m_pad % 4, 0) << out;
+      EXPECT_EQ(s.k_pad % 4, 0) << k;
+      EXPECT_GE(s.m_pad, out);
+      EXPECT_LT(s.m_pad - out, 4);
+      EXPECT_GE(s.k_pad, k);
+      EXPECT_LT(s.k_pad - k, 4);
+      EXPECT_EQ(s.lda, s.k_pad);
+      EXPECT_EQ(s.ldb, s.k_pad);
+      EXPECT_EQ(s.ldd, s.m_pad);
+      EXPECT_EQ(s.tokens, 8);
+    }
+  }
+}
+
+// k * 127 * 128 < 2^31: 132104 * 16256 = 2147482624 fits, 132105 * 16256 = 2147498880 does not.
+TEST(CudaBackendHost, SaturationBoundIsCheckedAtLoad) {
+  EXPECT_NO_THROW(CheckCudaInnerDimension(1, 1));
+  EXPECT_NO_THROW(CheckCudaInnerDimension(132104, 1));
+  EXPECT_THROW(CheckCudaInnerDimension(132105, 1), BackendError);
+  EXPECT_THROW(CheckCudaInnerDimension(0, 4), BackendError);
+  EXPECT_THROW(CheckCudaInnerDimension(4, 0), BackendError);
+  try {
+    CheckCudaInnerDimension(200000, 8);
+    FAIL() << "no error";
+  } catch (const BackendError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("200000"), std::string::npos) << what;
+    EXPECT_NE(what.find("2^31"), std::string::npos) << what;
+  }
+}
+
+TEST(CudaBackendHost, KernelNames) {
+  EXPECT_EQ(ParseCudaGemm("auto"), CudaGemm::kAuto);
+  EXPECT_EQ(ParseCudaGemm("cublaslt"), CudaGemm::kCublasLt);
+  EXPECT_EQ(ParseCudaGemm("dp4a"), CudaGemm::kDp4a);
+  EXPECT_STREQ(CudaGemmName(CudaGemm::kDp4a), "dp4a");
+  EXPECT_THROW(ParseCudaGemm("cublas"), BackendError);
+}
+
+// Without a GPU (or its driver) --backend cuda is one line naming the backend and what the CUDA
+// runtime said, and the registry lists cuda as absent.
+TEST(CudaBackendHost, NoDeviceIsOneLineError) {
+  if (HaveDevice()) GTEST_SKIP() << "a CUDA device is present: nothing to refuse";
+  EXPECT_FALSE(BackendAvailable(BackendKind::kCuda));
+  EXPECT_FALSE(BackendAvailable("cuda"));
+  const std::string why = BackendAbsence(BackendKind::kCuda);
+  EXPECT_NE(why.find("no CUDA device"), std::string::npos) << why;
+  try {
+    MakeBackend("cuda");
+    FAIL() << "no error";
+  } catch (const BackendError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    EXPECT_EQ(what.rfind("backend 'cuda': no CUDA device here (cudaGetDeviceCount: ", 0), 0u)
+        << what;
+  }
+  EXPECT_THROW(MakeCudaBackend(), BackendError);
+}
+
+class CudaDevice : public ::testing::TestWithParam<CudaGemm> {
+ protected:
+  void SetUp() override {
+    if (!HaveDevice()) {
+      std::string why;
+      CudaDeviceCount(&why);
+      GTEST_SKIP() << "no CUDA device (" << why << ")";
+    }
+  }
+  std::unique_ptr<Backend> Make() {
+    CudaBackendOptions o;
+    o.gemm = GetParam();
+    o.host_threads = 2;
+    return MakeCudaBackend(o);
+  }
+};
+
+std::vector<int8_t> RandomI8(size_t n, test::TestRng& rng, int64_t lo = -128, int64_t hi = 127) {
+  std::vector<int8_t> v(n);
+  for (auto& x : v) x = static_cast<int8_t>(rng.Uniform(lo, hi));
+  return v;
+}
+
+void CheckShape(Backend& backend, int64_t m, int64_t k, int64_t n, test::TestRng& rng) {
+  const auto a = RandomI8(static_cast<size_t>(m * k), rng);
+  const auto w = RandomI8(static_cast<size_t>(k * n), rng);
+  std::vector<int32_t> want(static_cast<size_t>(m * n)), got(static_cast<size_t>(m * n), -7);
+  MatmulI8Ref(a.data(), m, k, w.data(), n, want.data());
+  auto packed = backend.PackWeight(w.data(), k, n);
+  backend.MatmulI8(a.data(), m, *packed, got.data());
+  EXPECT_TRUE(test::SameBits(want, got)) << "m " << m << " k " << k << " n " << n;
+}
+
+// m, k and n around the multiples of 4 the cuBLASLt int8 kernels need, the dp4a kernel's token
+// tile of 8 and warp width of 32.
+TEST_P(CudaDevice, OddShapes) {
+  test::TestRng rng(21);
+  auto backend = Make();
+  for (int64_t m : {1, 2, 3, 4, 5, 8, 9, 17, 33}) {
+    for (int64_t k : {1, 3, 4, 5, 31, 64, 129}) {
+      for (int64_t n : {1, 3, 4, 5, 33, 130}) CheckShape(*backend, m, k, n, rng);
+    }
+  }
+}
+
+TEST_P(CudaDevice, ModelShapes) {
+  test::TestRng rng(22);
+  auto backend = Make();
+  for (int64_t m : {1, 8, 64, 512}) {
+    CheckShape(*backend, m, 1024, 4096, rng);
+    CheckShape(*backend, m, 3072, 1024, rng);
+  }
+  CheckShape(*backend, 1, 1024, 151936, rng);  // the head
+}
+
+// The largest inner dimension the bound allows, every product -127 * -128: the sum is
+// 132104 * 16256 = 2147482624, one step from INT32_MAX's neighbourhood, exact on every kernel.
+TEST_P(CudaDevice, LargestInnerDimension) {
+  auto backend = Make();
+  const int64_t k = 132104, n = 8, m = 5;
+  std::vector<int8_t> a(static_cast<size_t>(m * k), -127), w(static_cast<size_t>(k * n), -128);
+  std::vector<int32_t> want(static_cast<size_t>(m * n)), got(static_cast<size_t>(m * n), 0);
+  MatmulI8Ref(a.data(), m, k, w.data(), n, want.data());
+  EXPECT_EQ(want[0], 2147482624);
+  auto packed = backend->PackWeight(w.data(), k, n);
+  backend->MatmulI8(a.data(), m, *packed, got.data());
+  EXPECT_TRUE(test::SameBits(want, got));
+  EXPECT_THROW(backend->PackWeight(w.data(), k + 1, 1), BackendError);
+}
+
+// q, k and v share one upload of the activations; each product equals its own GEMM.
+TEST_P(CudaDevice, FusedEqualsSeparate) {
+  test::TestRng rng(23);
+  auto backend = Make();
+  const int64_t m = 6, k = 1024;
+  const auto a = RandomI8(static_cast<size_t>(m * k), rng);
+  std::vector<std::vector<int8_t>> w;
+  std::vector<std::unique_ptr<PackedWeight>> packed;
+  for (int64_t n : {2048, 1024, 1024}) {
+    w.push_back(RandomI8(static_cast<size_t>(k * n), rng));
+    packed.push_back(backend->PackWeight(w.back().data(), k, n));
+  }
+  std::vector<std::vector<int32_t>> got(3), want(3);
+  for (size_t i = 0; i < 3; ++i) {
+    got[i].assign(static_cast<size_t>(m * packed[i]->n), -1);
+    want[i].resize(got[i].size());
+    MatmulI8Ref(a.data(), m, k, w[i].data(), packed[i]->n, want[i].data());
+  }
+  const PackedWeight* const ws[] = {packed[0].get(), packed[1].get(), packed[2].get()};
+  int32_t* const cs[] = {got[0].data(), got[1].data(), got[2].data()};
+  backend->MatmulI8Fused(a.data(), m, ws, cs);
+  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(test::SameBits(want[i], got[i])) << i;
+}
+
+// The fingerprint's "gpu": the device, and the kernel chosen for each shape that ran.
+TEST_P(CudaDevice, DeviceFactsNameTheKernels) {
+  test::TestRng rng(24);
+  auto backend = Make();
+  CheckShape(*backend, 16, 64, 64, rng);
+  std::string name, algos;
+  for (const auto& [key, value] : backend->DeviceFacts()) {
+    if (key == "name") name = value;
+    if (key == "gemm_algorithms") algos = value;
+  }
+  EXPECT_FALSE(name.empty());
+  EXPECT_NE(algos.find("64x16x64: "), std::string::npos) << algos;
+  if (GetParam() == CudaGemm::kDp4a) {
+    EXPECT_NE(algos.find("dp4a"), std::string::npos) << algos;
+  }
+  if (GetParam() == CudaGemm::kCublasLt) {
+    EXPECT_NE(algos.find("cublaslt algo"), std::string::npos) << algos;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, CudaDevice,
+                         ::testing::Values(CudaGemm::kAuto, CudaGemm::kCublasLt, CudaGemm::kDp4a),
+                         [](const ::testing::TestParamInfo<CudaGemm>& p) {
+                           return std::string(CudaGemmName(p.param));
+                         });
+
+}  // namespace
+}  // namespace dv
