@@ -2,12 +2,14 @@
 // exact) where a GPU is present. Without one, the device tests skip and say so.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "engine/backends/backend_registry.h"
 #include "engine/backends/cuda_backend.h"
+#include "engine/backends/cuda_gemm_dp4a_lane.h"
 #include "engine/backends/reference_backend.h"
 #include "tests/cpu_backend/cpu_test_support.h"
 
@@ -100,6 +102,101 @@ std::vector<int8_t> RandomI8(size_t n, test::TestRng& rng, int64_t lo = -128, in
   std::vector<int8_t> v(n);
   for (auto& x : v) x = static_cast<int8_t>(rng.Uniform(lo, hi));
   return v;
+}
+
+// The dp4a kernel's grid run on the host: every (block, warp, lane) in the kernel's order, the
+// lanes' partials from Dp4aLanePartials, the warp's shuffle-down tree from WarpSumStep (a lane
+// whose partner is past the warp keeps its own value, as __shfl_down_sync returns it), lane 0's
+// result stored. Operands laid out as the backend lays them on the device (CudaGemmShapeFor).
+std::vector<int32_t> GemmDp4aOnHost(const std::vector<int8_t>& a, int64_t m,
+                                    const std::vector<int8_t>& w, int64_t k, int64_t n,
+                                    int64_t grid_y_limit) {
+  const CudaGemmShape s = CudaGemmShapeFor(m, n, k);
+  std::vector<int8_t> wt(static_cast<size_t>(s.m_pad * s.k_pad), 0);
+  std::vector<int8_t> ap(static_cast<size_t>(m * s.k_pad), 0);
+  for (int64_t i = 0; i < k; ++i) {
+    for (int64_t o = 0; o < n; ++o) {
+      wt[static_cast<size_t>(o * s.k_pad + i)] = w[static_cast<size_t>(i * n + o)];
+    }
+  }
+  for (int64_t t = 0; t < m; ++t) {
+    for (int64_t i = 0; i < k; ++i) {
+      ap[static_cast<size_t>(t * s.k_pad + i)] = a[static_cast<size_t>(t * k + i)];
+    }
+  }
+  // Ints as the kernel reads them (4 bytes of a row, little-endian).
+  auto as_ints = [](const std::vector<int8_t>& bytes) {
+    std::vector<int> out(bytes.size() / 4);
+    for (size_t i = 0; i < out.size(); ++i) {
+      uint32_t v = 0;
+      for (int b = 3; b >= 0; --b)
+        v = v << 8 | static_cast<uint8_t>(bytes[4 * i + static_cast<size_t>(b)]);
+      out[i] = static_cast<int>(v);
+    }
+    return out;
+  };
+  const std::vector<int> wi = as_ints(wt), ai = as_ints(ap);
+  const int64_t k4 = s.k_pad / 4;
+  std::vector<int32_t> d(static_cast<size_t>(m * s.m_pad), -99);
+  int64_t grid_y = (m + cuda::kDp4aTokenTile - 1) / cuda::kDp4aTokenTile;
+  if (grid_y > grid_y_limit) grid_y = grid_y_limit;
+  for (int64_t row = 0; row < s.m_pad; ++row) {
+    for (int64_t by = 0; by < grid_y; ++by) {
+      for (int64_t t0 = by * cuda::kDp4aTokenTile; t0 < m; t0 += grid_y * cuda::kDp4aTokenTile) {
+        const int64_t nt = std::min<int64_t>(m - t0, cuda::kDp4aTokenTile);
+        int acc[cuda::kDp4aWarp][cuda::kDp4aTokenTile];
+        for (int lane = 0; lane < cuda::kDp4aWarp; ++lane) {
+          cuda::Dp4aLanePartials(wi.data() + row * k4, ai.data() + t0 * k4, k4, nt, lane,
+                                 acc[lane]);
+        }
+        for (int t = 0; t < cuda::kDp4aTokenTile; ++t) {
+          int v[cuda::kDp4aWarp];
+          for (int lane = 0; lane < cuda::kDp4aWarp; ++lane) v[lane] = acc[lane][t];
+          for (int offset = cuda::kDp4aWarp / 2; offset > 0; offset /= 2) {
+            int next[cuda::kDp4aWarp];
+            for (int lane = 0; lane < cuda::kDp4aWarp; ++lane) {
+              const int partner = lane + offset < cuda::kDp4aWarp ? v[lane + offset] : v[lane];
+              next[lane] = cuda::WarpSumStep(v[lane], partner);
+            }
+            std::copy(next, next + cuda::kDp4aWarp, v);
+          }
+          if (t < nt) d[static_cast<size_t>((t0 + t) * s.m_pad + row)] = v[0];
+        }
+      }
+    }
+  }
+  std::vector<int32_t> c(static_cast<size_t>(m * n));
+  for (int64_t t = 0; t < m; ++t) {
+    for (int64_t o = 0; o < n; ++o) {
+      c[static_cast<size_t>(t * n + o)] = d[static_cast<size_t>(t * s.m_pad + o)];
+    }
+  }
+  return c;
+}
+
+TEST(CudaBackendHost, Dp4aMatchesDefinition) {
+  EXPECT_EQ(cuda::Dp4a(0x7f80ff01, 0x01020304, 5), 5 + 1 * 4 + (-1) * 3 + (-128) * 2 + 127 * 1);
+  EXPECT_EQ(cuda::Dp4a(static_cast<int>(0x80808080u), static_cast<int>(0x80808080u), 0), 4 * 16384);
+}
+
+// The kernel's indexing, token tiles (8) and warp tree (32 lanes) on the host, against
+// MatmulI8Ref: shapes across the tile and warp widths, the grid's y limit forcing the stride loop.
+TEST(CudaBackendHost, Dp4aKernelArithmeticOnTheHost) {
+  test::TestRng rng(25);
+  for (int64_t m : {1, 3, 8, 9, 17}) {
+    for (int64_t k : {1, 3, 4, 5, 127, 128, 129, 260}) {
+      for (int64_t n : {1, 3, 4, 5, 9}) {
+        const auto a = RandomI8(static_cast<size_t>(m * k), rng);
+        const auto w = RandomI8(static_cast<size_t>(k * n), rng);
+        std::vector<int32_t> want(static_cast<size_t>(m * n));
+        MatmulI8Ref(a.data(), m, k, w.data(), n, want.data());
+        for (int64_t grid_y_limit : {int64_t{65535}, int64_t{1}}) {
+          EXPECT_TRUE(test::SameBits(want, GemmDp4aOnHost(a, m, w, k, n, grid_y_limit)))
+              << "m " << m << " k " << k << " n " << n << " grid y <= " << grid_y_limit;
+        }
+      }
+    }
+  }
 }
 
 void CheckShape(Backend& backend, int64_t m, int64_t k, int64_t n, test::TestRng& rng) {
