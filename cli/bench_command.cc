@@ -376,7 +376,10 @@ BenchModel LoadIntModel(const BenchOptions& o, BenchRun& run) {
   run.threads = backend->NumThreads();
   run.what = std::string(KindName(o.backend_kind)) + " backend";
   if (run.isa) run.what += " (" + std::string(CpuIsaName(*run.isa)) + ")";
-  run.what += ", " + std::to_string(run.threads) + " threads";
+  for (const auto& [key, value] : backend->DeviceFacts()) {
+    if (key == "name") run.what += " on " + value;
+  }
+  run.what += ", " + std::to_string(run.threads) + (o.backend_kind == BackendKind::kCuda ? " host threads" : " threads");
   const ModelConfig& c = artifact->weights().config;
   BenchModel bm;
   bm.max_pos = c.max_pos;
@@ -764,7 +767,7 @@ void SetupBenchCommand(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str()
       ->check(CLI::IsMember({"int8", "float"}));
   cmd->add_option("--dtype", opt->dtype, "float engine precision: fp32 (default) | bf16");
-  cmd->add_option("--backend", opt->backend, "cpu | reference (int8 engine)")
+  cmd->add_option("--backend", opt->backend, "cpu | reference | cuda (int8 engine)")
       ->capture_default_str();
   cmd->add_option("--threads", opt->threads, "threads (0: every CPU)")->check(CLI::Range(0, 1024));
   cmd->add_option("--isa", opt->isa,
