@@ -379,7 +379,8 @@ BenchModel LoadIntModel(const BenchOptions& o, BenchRun& run) {
   for (const auto& [key, value] : backend->DeviceFacts()) {
     if (key == "name") run.what += " on " + value;
   }
-  run.what += ", " + std::to_string(run.threads) + (o.backend_kind == BackendKind::kCuda ? " host threads" : " threads");
+  run.what += ", " + std::to_string(run.threads) +
+              (o.backend_kind == BackendKind::kCuda ? " host threads" : " threads");
   const ModelConfig& c = artifact->weights().config;
   BenchModel bm;
   bm.max_pos = c.max_pos;

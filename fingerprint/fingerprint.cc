@@ -195,12 +195,15 @@ nlohmann::json CollectFingerprint(nlohmann::json gpu) {
 }
 
 std::string MachineId(const nlohmann::json& fingerprint) {
-  // The GEMM kernels a cuda run chose describe the run's shapes, not the machine.
+  // What a cuda run chose (the GEMM kernels per shape, whether decode ran as graphs) describes
+  // the run, not the machine.
   if (fingerprint.is_object()) {
     const auto gpu = fingerprint.find("gpu");
-    if (gpu != fingerprint.end() && gpu->is_object() && gpu->contains("gemm_algorithms")) {
+    if (gpu != fingerprint.end() && gpu->is_object() &&
+        (gpu->contains("gemm_algorithms") || gpu->contains("cuda_graphs"))) {
       nlohmann::json copy = fingerprint;
       copy["gpu"].erase("gemm_algorithms");
+      copy["gpu"].erase("cuda_graphs");
       return Sha256Hex(CanonicalJson(copy));
     }
   }

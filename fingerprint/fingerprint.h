@@ -24,7 +24,9 @@
 //                                name, compute_capability, memory_bytes, driver, runtime,
 //                                cublaslt (versions), gemm (the kernel option) and
 //                                gemm_algorithms (the kernel and cuBLASLt algorithm chosen per
-//                                GEMM shape; left out of MachineId); null for host backends
+//                                GEMM shape) and cuda_graphs (what became of the row's
+//                                cuda_graphs request); these two are left out of MachineId;
+//                                null for host backends
 #pragma once
 
 #include <string>
@@ -45,8 +47,8 @@ inline constexpr int kFingerprintVersion = 1;
 // os/os_facts.h. Never throws for missing OS files; fields fall back to "unknown" or 0.
 nlohmann::json CollectFingerprint(nlohmann::json gpu = nullptr);
 
-// Lowercase hex SHA-256 of CanonicalJson(fingerprint) without gpu.gemm_algorithms (a fact of
-// the run's shapes, not of the machine). A cuda row's fingerprint has its GPU, so its machine id
+// Lowercase hex SHA-256 of CanonicalJson(fingerprint) without gpu.gemm_algorithms and
+// gpu.cuda_graphs (facts of the run, not of the machine). A cuda row's fingerprint has its GPU, so its machine id
 // names the host with that GPU, not the host alone. Throws CanonicalJsonError when the
 // fingerprint holds a float.
 std::string MachineId(const nlohmann::json& fingerprint);

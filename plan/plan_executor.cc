@@ -200,7 +200,12 @@ PlanResult ExecutePlan(const RunPlan& plan, const std::string& plan_sha256,
   out.isa = resolved.isa;
   out.threads = backend->NumThreads();
   out.wrap_events = model.wrap_events();
-  out.fingerprint = fingerprint::CollectFingerprint(DeviceFactsJson(*backend));
+  nlohmann::json gpu = DeviceFactsJson(*backend);
+  if (plan.cuda_graphs && gpu.is_object()) {
+    // Said, not silently dropped: this build's cuda backend runs every step eagerly.
+    gpu["cuda_graphs"] = "requested; not used: this build's cuda backend has no graph capture";
+  }
+  out.fingerprint = fingerprint::CollectFingerprint(std::move(gpu));
   const RowResult& r = results[ours];
   for (size_t i = 0; i < r.tokens.size(); ++i) {
     out.steps.push_back({r.tokens[i], r.logits_chain[i], r.token_chain[i]});
