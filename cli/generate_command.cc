@@ -398,7 +398,8 @@ void SetupGenerateCommand(CLI::App& app, CommandContext& ctx) {
   CLI::Option* backend =
       cmd->add_option("--backend", opt->backend, "reference | cpu | cuda")->capture_default_str();
   cmd->add_option("--threads", opt->threads,
-                  "cpu backend threads, or the float engine's OpenBLAS threads (0: all cores)")
+                  "cpu backend threads, the cuda backend's host threads, or the float engine's "
+                  "OpenBLAS threads (0: all cores)")
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--batch", opt->batch, "rows in the batch (ours is row --position)")
       ->capture_default_str();
