@@ -10,8 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "engine/backends/backend.h"
 #include "engine/backends/backend_error.h"
 #include "engine/backends/cpu_features.h"
+#include "engine/backends/reference_backend.h"
 
 namespace dv::test {
 
@@ -74,6 +76,26 @@ template <typename T>
   }
   if (count == 0) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << count << " of " << want.size() << " differ:" << out.str();
+}
+
+// n int8 values uniform in [-128, 127].
+inline std::vector<int8_t> RandomI8(size_t n, TestRng& rng) {
+  std::vector<int8_t> v(n);
+  for (auto& x : v) x = static_cast<int8_t>(rng.Uniform(-128, 127));
+  return v;
+}
+
+// One backend GEMM of random full-range operands against MatmulI8Ref, the whole output compared
+// (the output buffer starts at -7, so an unwritten element shows).
+inline ::testing::AssertionResult MatmulMatchesReference(Backend& backend, int64_t m, int64_t k,
+                                                         int64_t n, TestRng& rng) {
+  const auto a = RandomI8(static_cast<size_t>(m * k), rng);
+  const auto w = RandomI8(static_cast<size_t>(k * n), rng);
+  std::vector<int32_t> want(static_cast<size_t>(m * n)), got(static_cast<size_t>(m * n), -7);
+  MatmulI8Ref(a.data(), m, k, w.data(), n, want.data());
+  auto packed = backend.PackWeight(w.data(), k, n);
+  backend.MatmulI8(a.data(), m, *packed, got.data());
+  return SameBits(want, got) << " (m " << m << " k " << k << " n " << n << ")";
 }
 
 }  // namespace dv::test

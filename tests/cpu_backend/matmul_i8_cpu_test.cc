@@ -14,20 +14,8 @@ namespace {
 
 class MatmulI8Cpu : public test::IsaTest {};
 
-std::vector<int8_t> RandomI8(size_t n, test::TestRng& rng) {
-  std::vector<int8_t> v(n);
-  for (auto& x : v) x = static_cast<int8_t>(rng.Uniform(-128, 127));
-  return v;
-}
-
 void CheckShape(Backend& backend, int64_t m, int64_t k, int64_t n, test::TestRng& rng) {
-  const auto a = RandomI8(static_cast<size_t>(m * k), rng);
-  const auto w = RandomI8(static_cast<size_t>(k * n), rng);
-  std::vector<int32_t> want(static_cast<size_t>(m * n)), got(static_cast<size_t>(m * n), -7);
-  MatmulI8Ref(a.data(), m, k, w.data(), n, want.data());
-  auto packed = backend.PackWeight(w.data(), k, n);
-  backend.MatmulI8(a.data(), m, *packed, got.data());
-  EXPECT_TRUE(test::SameBits(want, got)) << "m " << m << " k " << k << " n " << n;
+  EXPECT_TRUE(test::MatmulMatchesReference(backend, m, k, n, rng));
 }
 
 // Around every kernel's blocking: rows in blocks of 8 (AVX-512), 4 and 2, panels of 16 and 48

@@ -98,12 +98,6 @@ class CudaDevice : public ::testing::TestWithParam<CudaGemm> {
   }
 };
 
-std::vector<int8_t> RandomI8(size_t n, test::TestRng& rng, int64_t lo = -128, int64_t hi = 127) {
-  std::vector<int8_t> v(n);
-  for (auto& x : v) x = static_cast<int8_t>(rng.Uniform(lo, hi));
-  return v;
-}
-
 // The dp4a kernel's grid run on the host: every (block, warp, lane) in the kernel's order, the
 // lanes' partials from Dp4aLanePartials, the warp's shuffle-down tree from WarpSumStep (a lane
 // whose partner is past the warp keeps its own value, as __shfl_down_sync returns it), lane 0's
@@ -186,8 +180,8 @@ TEST(CudaBackendHost, Dp4aKernelArithmeticOnTheHost) {
   for (int64_t m : {1, 3, 8, 9, 17}) {
     for (int64_t k : {1, 3, 4, 5, 127, 128, 129, 260}) {
       for (int64_t n : {1, 3, 4, 5, 9}) {
-        const auto a = RandomI8(static_cast<size_t>(m * k), rng);
-        const auto w = RandomI8(static_cast<size_t>(k * n), rng);
+        const auto a = test::RandomI8(static_cast<size_t>(m * k), rng);
+        const auto w = test::RandomI8(static_cast<size_t>(k * n), rng);
         std::vector<int32_t> want(static_cast<size_t>(m * n));
         MatmulI8Ref(a.data(), m, k, w.data(), n, want.data());
         for (int64_t grid_y_limit : {int64_t{65535}, int64_t{1}}) {
@@ -200,13 +194,7 @@ TEST(CudaBackendHost, Dp4aKernelArithmeticOnTheHost) {
 }
 
 void CheckShape(Backend& backend, int64_t m, int64_t k, int64_t n, test::TestRng& rng) {
-  const auto a = RandomI8(static_cast<size_t>(m * k), rng);
-  const auto w = RandomI8(static_cast<size_t>(k * n), rng);
-  std::vector<int32_t> want(static_cast<size_t>(m * n)), got(static_cast<size_t>(m * n), -7);
-  MatmulI8Ref(a.data(), m, k, w.data(), n, want.data());
-  auto packed = backend.PackWeight(w.data(), k, n);
-  backend.MatmulI8(a.data(), m, *packed, got.data());
-  EXPECT_TRUE(test::SameBits(want, got)) << "m " << m << " k " << k << " n " << n;
+  EXPECT_TRUE(test::MatmulMatchesReference(backend, m, k, n, rng));
 }
 
 // m, k and n around the multiples of 4 the cuBLASLt int8 kernels need, the dp4a kernel's token
@@ -251,11 +239,11 @@ TEST_P(CudaDevice, FusedEqualsSeparate) {
   test::TestRng rng(23);
   auto backend = Make();
   const int64_t m = 6, k = 1024;
-  const auto a = RandomI8(static_cast<size_t>(m * k), rng);
+  const auto a = test::RandomI8(static_cast<size_t>(m * k), rng);
   std::vector<std::vector<int8_t>> w;
   std::vector<std::unique_ptr<PackedWeight>> packed;
   for (int64_t n : {2048, 1024, 1024}) {
-    w.push_back(RandomI8(static_cast<size_t>(k * n), rng));
+    w.push_back(test::RandomI8(static_cast<size_t>(k * n), rng));
     packed.push_back(backend->PackWeight(w.back().data(), k, n));
   }
   std::vector<std::vector<int32_t>> got(3), want(3);
