@@ -242,7 +242,12 @@ class CudaBackendImpl final : public Backend {
     a_dev_.Reserve(static_cast<size_t>((m + kCudaGuardRows) * s0.k_pad));
     CudaCheck(cudaMemcpyAsync(a_dev_.as<void>(), staged, a_bytes, cudaMemcpyHostToDevice, stream_),
               "copying activations to the device");
-    std::vector<size_t> d_offset(w.size() + 1, 0), c_offset(w.size() + 1, 0);
+    // Offsets of each product in the device and pinned buffers (members: no allocation per call
+    // once they have grown).
+    std::vector<size_t>& d_offset = d_offset_;
+    std::vector<size_t>& c_offset = c_offset_;
+    d_offset.assign(w.size() + 1, 0);
+    c_offset.assign(w.size() + 1, 0);
     for (size_t i = 0; i < w.size(); ++i) {
       const auto& pw = static_cast<const CudaPackedWeight&>(*w[i]);
       DV_CHECK(pw.k == k) << "MatmulI8Fused: weights of inner dimensions " << k << " and " << pw.k;
@@ -340,6 +345,7 @@ class CudaBackendImpl final : public Backend {
   std::map<std::tuple<int64_t, int64_t, int64_t>, GemmPlan> plans_;
   PinnedBuffer a_host_, c_host_;
   DeviceBuffer a_dev_, d_dev_;
+  std::vector<size_t> d_offset_, c_offset_;
 };
 
 }  // namespace
