@@ -97,9 +97,10 @@ struct RowKernels {
 };
 
 // The table of one ISA level; the caller checks CpuSupports(isa) first. Levels without their
-// own vector loops (scalar, neon, neondot, avx2) share the scalar table.
+// own vector loops (scalar, neon, neondot) share the scalar table.
 const RowKernels& RowKernelsFor(CpuIsa isa);
 const RowKernels* RowKernelsScalar();
+const RowKernels* RowKernelsAvx2();
 const RowKernels* RowKernelsAvx512();
 
 }  // namespace dv

@@ -215,6 +215,7 @@ const RowKernels* RowKernelsScalar() { return &kScalarRowKernels; }
 const RowKernels& RowKernelsFor(CpuIsa isa) {
 #if defined(DV_CPU_X86_KERNELS)
   if (isa == CpuIsa::kAvx512Vnni) return *RowKernelsAvx512();
+  if (isa == CpuIsa::kAvx2) return *RowKernelsAvx2();
 #else
   (void)isa;
 #endif
