@@ -7,14 +7,6 @@
 // that concurrent writers and merges all land and nobody keeps writing to a replaced file.
 #include "db/merge.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <unistd.h>
-
-#include <array>
-#include <atomic>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <system_error>
 
@@ -23,6 +15,7 @@
 #include "db/records.h"
 #include "db/run_store.h"
 #include "db/sqlite_handle.h"
+#include "db/staged_file.h"
 #include "db/table_rows.h"
 #include "db/verify.h"
 
@@ -31,97 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kTemporaryInfix = ".merge-";
-constexpr const char* kTemporarySuffix = ".tmp";
-
-// A temporary DB file (and its rollback journal) that is removed unless released.
-class TemporaryFile {
- public:
-  explicit TemporaryFile(std::string path) : path_(std::move(path)) { Remove(); }
-  ~TemporaryFile() { Remove(); }
-  TemporaryFile(const TemporaryFile&) = delete;
-  TemporaryFile& operator=(const TemporaryFile&) = delete;
-
-  const std::string& Path() const { return path_; }
-
- private:
-  void Remove() const {
-    std::error_code ignored;
-    for (const char* suffix : {"", "-journal", "-wal", "-shm"}) fs::remove(path_ + suffix, ignored);
-  }
-
-  std::string path_;
-};
-
-// Unique per process and call, in the output's directory so that link(2) can put it in place.
-std::string TemporaryPathFor(const std::string& out_path) {
-  static std::atomic<int> counter{0};
-  return out_path + kTemporaryInfix + std::to_string(::getpid()) + "-" + std::to_string(counter++) +
-         kTemporarySuffix;
-}
-
-// A merge killed by SIGKILL cannot remove its staged file: the next merge into the same output
-// removes those whose process is gone ("<out>.merge-<pid>-<n>.tmp[-journal]").
-void RemoveStaleTemporaries(const std::string& out_path) {
-  std::error_code error;
-  const fs::path out = fs::absolute(fs::path(out_path), error);
-  if (error) return;
-  const std::string prefix = out.filename().string() + kTemporaryInfix;
-  for (const fs::directory_entry& entry : fs::directory_iterator(out.parent_path(), error)) {
-    const std::string name = entry.path().filename().string();
-    if (!name.starts_with(prefix)) continue;
-    const std::string rest = name.substr(prefix.size());
-    const size_t dash = rest.find('-');
-    if (dash == 0 || dash == std::string::npos ||
-        rest.find(kTemporarySuffix) == std::string::npos) {
-      continue;
-    }
-    long pid = 0;
-    try {
-      pid = std::stol(rest.substr(0, dash));
-    } catch (const std::exception&) {
-      continue;
-    }
-    if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
-      std::error_code ignored;
-      fs::remove(entry.path(), ignored);
-    }
-  }
-}
-
-// fsync(2) the staged file before it becomes (part of) the output.
-void SyncFile(const std::string& path, const std::string& label) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) throw DbError(label + ": cannot open " + path + " to flush it");
-  const int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) throw DbError(label + ": cannot flush " + path + " to disk");
-}
-
-// fsync(2) the directory so that the new name is durable. Best effort: the link has happened,
-// and some file systems refuse fsync on a directory.
-void SyncDirectory(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
-}
-
-int64_t FileSize(const std::string& path) {
-  std::error_code error;
-  const auto size = fs::file_size(path, error);
-  return error ? 0 : static_cast<int64_t>(size);
-}
-
-// A log or journal without its database would be replayed onto the new file.
-void RequireNoOrphanedLog(const std::string& out_path) {
-  for (const char* suffix : {"-wal", "-journal"}) {
-    if (FileSize(out_path + suffix) != 0) {
-      throw DbError(out_path + ": " + out_path + suffix +
-                    " exists without its database; remove it first");
-    }
-  }
-}
+constexpr const char* kStagedInfix = ".merge-";
 
 void PutOrThrow(PutResult result, const std::string& input, const std::string& what,
                 const std::string& id) {
@@ -241,12 +144,12 @@ MergeSummary MergeDatabases(const std::vector<std::string>& inputs, const std::s
   if (out_path.empty() || out_path == ":memory:" || out_path.starts_with("file:")) {
     throw DbError("merge: '" + out_path + "' is not a file path for the output");
   }
-  RemoveStaleTemporaries(out_path);
-  const TemporaryFile staged(TemporaryPathFor(out_path));
+  RemoveStaleStagedFiles(out_path, kStagedInfix);
+  const StagedFile staged(out_path, kStagedInfix);
   MergeSummary summary;
   {
-    const SqliteHandle staging =
-        OpenForWriting(staged.Path(), kDefaultLockTimeout, JournalMode::kRollback);
+    const SqliteHandle staging = OpenForWriting(staged.Path(), kDefaultLockTimeout,
+                                                JournalMode::kRollback, Creation::kInPlace);
     // The file is private until it lands and is synced once below; per-commit syncs buy
     // nothing here.
     staging.Exec("PRAGMA synchronous = OFF", "configuring the merge output");
@@ -258,14 +161,7 @@ MergeSummary MergeDatabases(const std::vector<std::string>& inputs, const std::s
   std::error_code error;
   if (!fs::exists(out_path, error)) {
     RequireNoOrphanedLog(out_path);
-    SyncFile(staged.Path(), out_path);
-    if (::link(staged.Path().c_str(), out_path.c_str()) == 0) {
-      SyncDirectory(fs::absolute(fs::path(out_path), error).parent_path().string());
-      return summary;
-    }
-    if (errno != EEXIST) {
-      throw DbError(out_path + ": cannot create it (" + std::strerror(errno) + ")");
-    }
+    if (staged.PlaceIfAbsent(out_path)) return summary;
     // Another merge or run created the output meanwhile: add to it like to any existing one.
   }
   return LandInto(out_path, staged.Path());

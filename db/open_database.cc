@@ -8,6 +8,7 @@
 
 #include "db/db_error.h"
 #include "db/migrations.h"
+#include "db/staged_file.h"
 
 namespace dv::db {
 namespace {
@@ -58,11 +59,43 @@ void RecoverInterruptedTransaction(const std::string& path) {
   }
 }
 
+constexpr const char* kCreationInfix = ".create-";
+
+// A missing `path` becomes a DB of the newest schema in one step: the schema is written to a
+// staged file that then takes the name with link(2). Two processes creating the same DB both
+// succeed (the second finds the first's file and opens it). A file system without hard links
+// creates the file in place, as SQLite would.
+void CreateWhole(const std::string& path, std::chrono::milliseconds lock_timeout) {
+  if (path == ":memory:" || path.starts_with("file:")) return;
+  // Also after a creator was killed between the link and the removal of its staged name.
+  RemoveStaleStagedFiles(path, kCreationInfix);
+  std::error_code error;
+  if (std::filesystem::exists(path, error) || error) return;
+  RequireNoOrphanedLog(path);
+  const StagedFile staged(path, kCreationInfix);
+  try {
+    const SqliteHandle handle(staged.Path(), SqliteHandle::Mode::kReadWriteCreate, lock_timeout);
+    handle.Exec("PRAGMA journal_mode = DELETE; PRAGMA synchronous = FULL", "creating the file");
+    Migrate(handle);
+  } catch (const DbError& failure) {
+    // The user named `path`, not the staged file.
+    const std::string message = failure.what();
+    if (!message.starts_with(staged.Path())) throw;
+    throw DbError(path + message.substr(staged.Path().size()));
+  }
+  try {
+    staged.PlaceIfAbsent(path);
+  } catch (const DbError&) {
+    // No link(2) here (some FUSE and FAT file systems): SQLite creates the file below.
+  }
+}
+
 }  // namespace
 
 SqliteHandle OpenForWriting(const std::string& path, std::chrono::milliseconds lock_timeout,
-                            JournalMode journal_mode) {
+                            JournalMode journal_mode, Creation creation) {
   RequireRegularFile(path, /*may_be_missing=*/true);
+  if (creation == Creation::kAtomic) CreateWhole(path, lock_timeout);
   SqliteHandle handle(path, SqliteHandle::Mode::kReadWriteCreate, lock_timeout);
   // Refuse a foreign, corrupt or newer file before the journal-mode switch writes its header.
   CheckSchema(handle);

@@ -372,6 +372,70 @@ TEST(DbProcessSafety, KilledMergeLeavesTheOutputWholeOrUnchanged) {
   }
 }
 
+TEST(DbProcessSafety, KilledCreatorLeavesNoFileOrAWholeOne) {
+  // SIGKILL of a process creating a new DB, at moments drawn from the time one creation takes:
+  // the file is absent or opens with its schema (a reader never meets a DB without one), and the
+  // next creation removes the staged files the killed ones left.
+  testing::ScratchDir dir("kill-create");
+  int64_t create_us = 0;
+  for (int i = 0; i < 3; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    { RunStore::Open(dir.File("timed-" + std::to_string(i) + ".db")); }
+    create_us = std::max<int64_t>(create_us, std::chrono::duration_cast<std::chrono::microseconds>(
+                                                 std::chrono::steady_clock::now() - t0)
+                                                 .count());
+  }
+  std::printf("one creation: %.1f ms\n", static_cast<double>(create_us) / 1e3);
+  std::mt19937 random(20261203);
+  std::uniform_int_distribution<int64_t> delay_us(0, create_us);
+  int killed = 0;
+  constexpr int kTrials = 60;
+  for (int trial = 0; trial < kTrials; ++trial) {
+    const std::string path = dir.File("new-" + std::to_string(trial) + ".db");
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) RunChild([&] { RunStore::Open(path); });
+    std::this_thread::sleep_for(std::chrono::microseconds(delay_us(random)));
+    ::kill(child, SIGKILL);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    killed += WIFSIGNALED(status) ? 1 : 0;
+    if (!std::filesystem::exists(path)) continue;
+    EXPECT_NO_THROW(RunStore::OpenReadOnly(path)) << "trial " << trial;
+    EXPECT_EQ(RawSql(path, "PRAGMA integrity_check"), "ok") << "trial " << trial;
+  }
+  std::printf("%d of %d creations killed before they finished\n", killed, kTrials);
+  EXPECT_GE(killed, kTrials / 4) << "many kills should land during the creation";
+  for (int trial = 0; trial < kTrials; ++trial) {
+    RunStore::Open(dir.File("new-" + std::to_string(trial) + ".db"));
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(dir.File(""))) {
+    const std::string name = entry.path().filename().string();
+    EXPECT_EQ(name.find(".create-"), std::string::npos) << name;
+  }
+}
+
+TEST(DbProcessSafety, ANewDbBesideAnOrphanedLogIsRefused) {
+  // A -wal without its database would be replayed onto the new file.
+  testing::ScratchDir dir("orphaned-log");
+  const std::string path = dir.File("results.db");
+  {
+    std::FILE* log = std::fopen((path + "-wal").c_str(), "w");
+    ASSERT_NE(log, nullptr);
+    std::fputs("left over", log);
+    std::fclose(log);
+  }
+  try {
+    RunStore::Open(path);
+    FAIL() << "opened";
+  } catch (const DbError& error) {
+    EXPECT_NE(std::string(error.what()).find(path + "-wal exists without its database"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
 TEST(DbProcessSafety, FourWritersAndAMergeWhileAReaderReads) {
   testing::ScratchDir dir("writers-merge-reader");
   const std::string path = dir.File("shared.db");
