@@ -25,6 +25,9 @@
 #include "engine/model.h"
 #include "engine/prng.h"
 #include "fingerprint/fingerprint.h"
+#ifdef DV_CLI_FLOAT_CUDA
+#include "float_engine/cuda_fp16_linear.h"
+#endif
 #include "float_engine/blas.h"
 #include "float_engine/float_model.h"
 #include "os/huge_pages.h"
@@ -36,7 +39,7 @@ namespace {
 struct BenchOptions {
   ModelOptions model;
   std::string engine = "int8";
-  std::string dtype;  // float engine: fp32 (default) | bf16
+  std::string dtype;  // float engine: fp32 (default; fp16 on cuda) | bf16 | fp16
   std::string backend = "cpu";
   // engine and backend as the enums every comparison uses, set once from the spellings above
   // (ResolveKinds) before anything else reads the options.
@@ -273,8 +276,17 @@ BenchPlan CheckOptions(const BenchOptions& o) {
                      " (the probe must not fit a cache)");
   }
   if (o.engine_kind == EngineKind::kFloat) {
-    if (o.backend_kind != BackendKind::kCpu)
-      throw UsageError("the float engine runs on the cpu (OpenBLAS)");
+    if (o.backend_kind != BackendKind::kCpu && o.backend_kind != BackendKind::kCuda)
+      throw UsageError("the float engine runs on the cpu (OpenBLAS) or cuda (cuBLAS fp16)");
+    if (o.backend_kind == BackendKind::kCuda) {
+#ifdef DV_CLI_FLOAT_CUDA
+      if (!o.dtype.empty() && o.dtype != "fp16") {
+        throw UsageError("the float engine on cuda runs fp16, not --dtype " + o.dtype);
+      }
+#else
+      throw UsageError("this build has no float engine on cuda (built without DETVERIFY_CUDA)");
+#endif
+    }
     if (!o.isa.empty()) throw UsageError("--isa applies to the int8 engine's cpu backend only");
   } else {
     if (!o.dtype.empty()) throw UsageError("--dtype applies to --engine float");
@@ -399,8 +411,12 @@ BenchModel LoadIntModel(const BenchOptions& o, BenchRun& run) {
 // The float engine (OpenBLAS): every fp32 weight byte is read once per decoded token.
 BenchModel LoadFloatModel(const BenchOptions& o, BenchRun& run) {
   FloatEngineOptions fo;
-  fo.dtype = ParseFloatDType(o.dtype.empty() ? "fp32" : o.dtype);
+  const bool on_cuda = o.backend_kind == BackendKind::kCuda;
+  fo.dtype = ParseFloatDType(o.dtype.empty() ? (on_cuda ? "fp16" : "fp32") : o.dtype);
   fo.threads = o.threads;
+#ifdef DV_CLI_FLOAT_CUDA
+  if (on_cuda) fo.linear = MakeCudaFp16Linear();
+#endif
   std::shared_ptr<FloatCheckpoint> ckpt = o.model.LoadFloat(&run.source);
   // Hashed before the weights are widened: reading the file maps all of it for a moment, which
   // must not add to the model's peak.
@@ -408,7 +424,7 @@ BenchModel LoadFloatModel(const BenchOptions& o, BenchRun& run) {
   auto model = std::make_shared<FloatQwen3>(*ckpt, fo);
   run.dtype = fo.dtype;
   run.threads = BlasThreads();
-  run.blas = BlasDescription();
+  run.blas = fo.linear ? fo.linear->Description() : BlasDescription();
   run.packed_weight_bytes = model->weight_bytes();
   run.what = std::string("float engine ") + FloatDTypeName(fo.dtype) + ", " + run.blas + ", " +
              std::to_string(run.threads) + " threads";
@@ -767,7 +783,8 @@ void SetupBenchCommand(CLI::App& app, CommandContext& ctx) {
                   "--gguf FILE or --preset)")
       ->capture_default_str()
       ->check(CLI::IsMember({"int8", "float"}));
-  cmd->add_option("--dtype", opt->dtype, "float engine precision: fp32 (default) | bf16");
+  cmd->add_option("--dtype", opt->dtype,
+                  "float engine precision: fp32 (default on cpu) | bf16 | fp16 (default on cuda)");
   cmd->add_option("--backend", opt->backend, "cpu | reference | cuda (int8 engine)")
       ->capture_default_str();
   cmd->add_option("--threads", opt->threads, "threads (0: every CPU)")->check(CLI::Range(0, 1024));

@@ -22,6 +22,9 @@
 #ifndef DV_CLI_ENGINE_ONLY
 #include "float_engine/blas.h"
 #include "float_engine/float_generate.h"
+#ifdef DV_CLI_FLOAT_CUDA
+#include "float_engine/cuda_fp16_linear.h"
+#endif
 #include "gguf/gguf_file.h"
 #include "gguf/model_tokenizer.h"
 #include "tokenizer/chat_template.h"
@@ -34,7 +37,7 @@ namespace {
 struct GenerateOptions {
   ModelOptions model;
   std::string engine = "int8";
-  std::string dtype;  // float engine: fp32 (default) | bf16
+  std::string dtype;  // float engine: fp32 (default; fp16 on cuda) | bf16 | fp16
   std::string prompt_ids;
   std::string prompt;  // text, tokenized with the model folder's (or the default) tokenizer
   bool chat = false;
@@ -100,9 +103,19 @@ void CheckOptions(const GenerateOptions& o) {
     throw UsageError("--dtype applies to --engine float");
   }
   if (o.engine_kind == EngineKind::kFloat && o.backend_given &&
-      o.backend_kind != BackendKind::kCpu) {
-    throw UsageError("the float engine runs on the cpu (OpenBLAS); --backend " + o.backend +
-                     " applies to --engine int8");
+      o.backend_kind != BackendKind::kCpu && o.backend_kind != BackendKind::kCuda) {
+    throw UsageError(
+        "the float engine runs on the cpu (OpenBLAS) or cuda (cuBLAS fp16); --backend " +
+        o.backend + " applies to --engine int8");
+  }
+  if (o.engine_kind == EngineKind::kFloat && o.backend_kind == BackendKind::kCuda) {
+#ifdef DV_CLI_FLOAT_CUDA
+    if (!o.dtype.empty() && o.dtype != "fp16") {
+      throw UsageError("the float engine on cuda runs fp16, not --dtype " + o.dtype);
+    }
+#else
+    throw UsageError("this build has no float engine on cuda (built without DETVERIFY_CUDA)");
+#endif
   }
 }
 
@@ -219,8 +232,12 @@ GenerateOutcome RunEngine(const GenerateOptions& o, const GenerateInputs& in, Np
 #ifndef DV_CLI_ENGINE_ONLY
   if (in.model.checkpoint) {
     FloatEngineOptions fo;
-    fo.dtype = ParseFloatDType(o.dtype.empty() ? "fp32" : o.dtype);
+    const bool on_cuda = o.backend_kind == BackendKind::kCuda;
+    fo.dtype = ParseFloatDType(o.dtype.empty() ? (on_cuda ? "fp16" : "fp32") : o.dtype);
     fo.threads = o.threads;
+#ifdef DV_CLI_FLOAT_CUDA
+    if (on_cuda) fo.linear = MakeCudaFp16Linear();
+#endif
     FloatQwen3 model(*in.model.checkpoint, fo);
     FloatLogitsCallback on_logits;
     if (dump) {
@@ -232,11 +249,12 @@ GenerateOutcome RunEngine(const GenerateOptions& o, const GenerateInputs& in, Np
     g.results = GenerateGreedyFloat(model, in.rows, go, nullptr, on_logits);
     g.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     g.engine = {{"engine", "float"},
-                {"backend", "cpu"},
+                {"backend", on_cuda ? "cuda" : "cpu"},
                 {"dtype", FloatDTypeName(fo.dtype)},
                 {"threads", BlasThreads()},
-                {"blas", BlasDescription()}};
-    g.engine_line = std::string("float ") + FloatDTypeName(fo.dtype) + " (OpenBLAS, " +
+                {"blas", fo.linear ? fo.linear->Description() : BlasDescription()}};
+    g.engine_line = std::string("float ") + FloatDTypeName(fo.dtype) + " (" +
+                    (fo.linear ? fo.linear->Description() : "OpenBLAS") + ", " +
                     std::to_string(BlasThreads()) + " threads), " + layout;
     return g;
   }
@@ -384,7 +402,8 @@ void SetupGenerateCommand(CLI::App& app, CommandContext& ctx) {
                   "int8 (the integer engine) | float (fp32/bf16 through OpenBLAS; --hf DIR, "
                   "--gguf FILE or --preset)")
       ->capture_default_str();
-  cmd->add_option("--dtype", opt->dtype, "float engine precision: fp32 (default) | bf16");
+  cmd->add_option("--dtype", opt->dtype,
+                  "float engine precision: fp32 (default on cpu) | bf16 | fp16 (default on cuda)");
   cmd->add_option(
       "--prompt", opt->prompt,
       "prompt text (tokenized with the GGUF's tokenizer, the model folder's tokenizer.json, "

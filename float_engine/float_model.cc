@@ -10,6 +10,7 @@
 #include "base/check.h"
 #include "checkpoint/half_float.h"
 #include "float_engine/blas.h"
+#include "float_engine/float_linear.h"
 #include "os/huge_pages.h"
 
 namespace dv {
@@ -20,8 +21,8 @@ const char* FloatDTypeName(FloatDType dtype) {
 
 FloatDType ParseFloatDType(const std::string& name) {
   const std::optional<FloatDType> dtype = ParseKind<FloatDType>(name);
-  if (dtype == FloatDType::kFp32 || dtype == FloatDType::kBf16) return *dtype;
-  throw FloatEngineError("float dtype must be fp32 or bf16, not '" + name + "'");
+  if (dtype) return *dtype;
+  throw FloatEngineError("float dtype must be fp32, bf16 or fp16, not '" + name + "'");
 }
 
 FloatKvCache::FloatKvCache(const FloatModelConfig& c, int64_t capacity)
@@ -87,10 +88,22 @@ float Dot(const float* a, const float* b, int64_t n) {
 }  // namespace
 
 float FloatQwen3::R(float v) const {
-  return options_.dtype == FloatDType::kBf16 ? RoundToBf16(v) : v;
+  switch (options_.dtype) {
+    case FloatDType::kBf16:
+      return RoundToBf16(v);
+    case FloatDType::kFp16:
+      return RoundToF16(v);
+    case FloatDType::kFp32:
+      break;
+  }
+  return v;
 }
 
 void FloatQwen3::RoundSpan(float* v, int64_t n) const {
+  if (options_.dtype == FloatDType::kFp16) {
+    for (int64_t i = 0; i < n; ++i) v[i] = RoundToF16(v[i]);
+    return;
+  }
   if (options_.dtype != FloatDType::kBf16) return;
   // RoundToBf16 without its branch, so the loop vectorizes: round half to even on the bits,
   // NaNs kept quiet NaNs.
@@ -169,7 +182,7 @@ FloatQwen3::FloatQwen3(const FloatCheckpoint& checkpoint, const FloatEngineOptio
   pool_ = std::make_unique<os::ThreadPool>(options.threads >= 1 ? options.threads : BlasThreads());
   const FloatModelConfig& c = config_;
   weights_ = std::make_unique<WeightMemory>(WeightBytes(checkpoint.weights()));
-  // The one copy: each tensor widened into the weight memory (bf16 mode: rounded to bf16), its
+  // The one copy: each tensor widened into the weight memory (bf16/fp16: rounded to it), its
   // mapped pages released once copied. The pool widens pieces of each tensor side by side (a
   // conversion, the same values in any order): the load of a demo row is mostly this copy and
   // the page faults of the fresh memory.
@@ -220,6 +233,17 @@ FloatQwen3::FloatQwen3(const FloatCheckpoint& checkpoint, const FloatEngineOptio
   }
   final_norm_ = widen({&w.final_norm});
   head_ = widen({&w.lm_head});
+  if (options_.linear) {
+    // The device copies, in the order a forward pass reads them.
+    const int64_t H = c.hidden, qd = c.q_dim(), I = c.intermediate;
+    for (const Layer& l : layers_) {
+      options_.linear->AddWeight(l.wqkv, qd + 2 * c.kv_dim(), H);
+      options_.linear->AddWeight(l.wo, H, qd);
+      options_.linear->AddWeight(l.wgu, 2 * I, H);
+      options_.linear->AddWeight(l.wd, H, I);
+    }
+    options_.linear->AddWeight(head_, c.vocab, H);
+  }
   // transformers' default RoPE: inv_freq = 1 / theta^(2j/d), every step in fp32.
   const int64_t half = c.head_dim / 2;
   inv_freq_.resize(static_cast<size_t>(half));
@@ -377,6 +401,10 @@ void FloatQwen3::AttendHead(const FloatForwardRow& row, int64_t layer, int64_t h
 
 void FloatQwen3::Linear(const float* x, int64_t ldx, int64_t m, int64_t k, const float* w,
                         int64_t n, float* y, int64_t ldy) {
+  if (options_.linear) {
+    options_.linear->Linear(x, ldx, m, k, w, n, y, ldy);
+    return;
+  }
   if (m >= 2 && m <= kSmallGemmMaxRows && small_gemm_ != SmallGemmIsa::kNone) {
     SmallGemmXWt(small_gemm_, x, ldx, m, k, w, n, y, ldy, *pool_);
   } else {

@@ -12,6 +12,10 @@
 //          up product, each residual add, the attention output and the logits; attention
 //          probabilities are rounded to bf16 before P.V as torch's CPU flash attention does.
 //          Weights are bf16 (a F32/F16 checkpoint is rounded, as torch_dtype=bfloat16 does).
+//   kFp16: the same rounding sites with binary16 (nearest, ties to even; beyond 65504 to
+//          infinity, as torch_dtype=float16 gives), the weights rounded to fp16 -- what a float
+//          user runs on a GPU, where `linear` (float_engine/float_linear.h) puts the GEMMs on
+//          cuBLAS; on the host its GEMMs are sgemm on fp16-valued fp32 operands.
 // The installed OpenBLAS (Debian 12: 0.3.21) is built without BUILD_BFLOAT16 -- cblas_sbgemm is
 // declared but not exported -- so bf16 GEMMs run as sgemm on bf16-valued fp32 operands: the same
 // exact products and fp32 accumulation an sbgemm computes.
@@ -29,6 +33,7 @@
 #include "base/expected_error.h"
 #include "base/run_kinds.h"
 #include "checkpoint/float_checkpoint.h"
+#include "float_engine/float_linear.h"
 #include "float_engine/small_gemm.h"
 
 namespace dv {
@@ -40,9 +45,9 @@ class FloatEngineError : public ExpectedError {
   using ExpectedError::ExpectedError;
 };
 
-// The precisions of FloatDType (base/run_kinds.h, the spelling every edge uses) this engine runs.
-const char* FloatDTypeName(FloatDType dtype);  // "fp32", "bf16" (KindName)
-// "fp32" | "bf16"; throws FloatEngineError for any other spelling, fp16 included.
+// The precisions of FloatDType (base/run_kinds.h, the spelling every edge uses).
+const char* FloatDTypeName(FloatDType dtype);  // "fp32", "bf16", "fp16" (KindName)
+// "fp32" | "bf16" | "fp16"; throws FloatEngineError for any other spelling.
 FloatDType ParseFloatDType(const std::string& name);
 
 struct FloatEngineOptions {
@@ -50,6 +55,9 @@ struct FloatEngineOptions {
   // OpenBLAS threads (process-wide) and the small-batch GEMM's pool; 0: OpenBLAS's default
   // (OPENBLAS_NUM_THREADS, else every CPU) for both.
   int threads = 0;
+  // Where the linear layers and the LM head run; null: the host (OpenBLAS and the small-batch
+  // GEMM). Attention, norms and the rest stay on the host either way.
+  std::shared_ptr<FloatLinearBackend> linear;
 };
 
 // One row's keys and values, per layer and KV head: [capacity, head_dim] fp32 (bf16-valued in

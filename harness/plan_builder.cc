@@ -33,11 +33,18 @@ std::string BaseName(std::string p) {
 // Why a configuration is not run on this machine/build with these models, or "" when it can run.
 std::string SkipReason(const Configuration& c, const ResolvedModel& m) {
   if (c.engine == EngineKind::kFloat) {
-    if (c.backend != BackendKind::kCpu) {
-      return "this build's float engine runs on the cpu (OpenBLAS); no " +
-             std::string(KindName(c.backend)) + " float engine";
+    if (c.backend == BackendKind::kCuda) {
+#ifdef DV_HARNESS_FLOAT_CUDA
+      if (c.dtype != FloatDType::kFp16) {
+        return "the float engine on cuda runs fp16 (cuBLAS), not " + std::string(KindName(c.dtype));
+      }
+      if (!BackendAvailable(BackendKind::kCuda)) return BackendAbsence(BackendKind::kCuda);
+#else
+      return "this build has no float engine on cuda (built without DETVERIFY_CUDA)";
+#endif
+    } else if (c.backend != BackendKind::kCpu) {
+      return "the float engine runs on cpu or cuda, not " + std::string(KindName(c.backend));
     }
-    if (c.dtype == FloatDType::kFp16) return "the cpu float engine runs fp32 and bf16, not fp16";
     if (!c.platform.empty()) return "float rows run on this machine only, not emulated";
     if (!m.checkpoint) return m.float_missing;
     return "";

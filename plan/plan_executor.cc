@@ -19,6 +19,9 @@
 #include "checkpoint/hf_checkpoint.h"
 #include "float_engine/blas.h"
 #include "float_engine/float_generate.h"
+#ifdef DV_PLAN_FLOAT_CUDA
+#include "float_engine/cuda_fp16_linear.h"
+#endif
 #include "gguf/gguf_checkpoint.h"
 #endif
 
@@ -107,14 +110,24 @@ std::unique_ptr<FloatCheckpoint> LoadFloatPlanModel(const RunPlan& plan) {
 PlanResult ExecuteFloatPlan(const RunPlan& plan, const std::string& plan_sha256,
                             const ProgressFn& progress) {
 #ifdef DV_PLAN_FLOAT_ENGINE
-  if (plan.backend != BackendKind::kCpu) {
-    throw PlanError("run plan " + plan.name + ": the float engine runs on the cpu backend, not " +
-                    std::string(KindName(plan.backend)));
-  }
-  const auto checkpoint = LoadFloatPlanModel(plan);
   FloatEngineOptions fo;
   fo.dtype = ParseFloatDType(std::string(KindName(plan.dtype)));
   fo.threads = static_cast<int>(plan.threads);
+  if (plan.backend == BackendKind::kCuda) {
+#ifdef DV_PLAN_FLOAT_CUDA
+    if (plan.dtype != FloatDType::kFp16) {
+      throw PlanError("run plan " + plan.name + ": the float engine on cuda runs fp16, not " +
+                      std::string(KindName(plan.dtype)));
+    }
+    fo.linear = MakeCudaFp16Linear();
+#else
+    throw PlanError("run plan " + plan.name + ": this build has no float engine on cuda");
+#endif
+  } else if (plan.backend != BackendKind::kCpu) {
+    throw PlanError("run plan " + plan.name + ": the float engine runs on cpu or cuda, not " +
+                    std::string(KindName(plan.backend)));
+  }
+  const auto checkpoint = LoadFloatPlanModel(plan);
   FloatQwen3 model(*checkpoint, fo);
   const auto rows = ComposeBatch(plan.prompt.ids, plan.batch.co_prompt_ids, plan.batch.position);
   GenerationOptions go;
@@ -144,7 +157,12 @@ PlanResult ExecuteFloatPlan(const RunPlan& plan, const std::string& plan_sha256,
   out.plan_sha256 = plan_sha256;
   out.model_sha256 = checkpoint->ContentSha256();
   out.threads = BlasThreads();
-  out.fingerprint = fingerprint::CollectFingerprint();
+  nlohmann::json gpu = nullptr;
+  if (fo.linear) {
+    gpu = nlohmann::json::object();
+    for (const auto& [key, value] : fo.linear->DeviceFacts()) gpu[key] = value;
+  }
+  out.fingerprint = fingerprint::CollectFingerprint(std::move(gpu));
   const RowResult& r = results[ours];
   for (size_t i = 0; i < r.tokens.size(); ++i) {
     out.steps.push_back({r.tokens[i], r.logits_chain[i], r.token_chain[i]});

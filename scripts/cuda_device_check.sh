@@ -4,8 +4,9 @@
 # MatmulI8Ref for each kernel), the whole suite except slow (compat, golden, trace, wrap rows and
 # edges then run on `cuda` through EveryExecutionPath), the generate chains of cuda against cpu
 # on the built-in qwen3-0.6b model, `detverify run scenarios/quick.yaml` and `detverify bench
-# --backend cuda` beside the cpu backend. Writes nvidia-smi's answer, each step's log and a
-# summary to OUT (default build-cuda-check/out); the exit status is the first failure's.
+# --backend cuda` beside the cpu backend, and the fp16 cuBLAS float rows (generate, bench).
+# Writes nvidia-smi's answer, each step's log and a summary to OUT (default
+# build-cuda-check/out); the exit status is the first failure's.
 # Usage: scripts/cuda_device_check.sh [OUT]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -48,5 +49,13 @@ echo "generate: $chains distinct logits chains over cpu/cuda x b1/b8 (must be 1)
 step run-quick "$bin" run scenarios/quick.yaml --db "$out/results.sqlite"
 step bench-cuda "$bin" bench --preset qwen3-0.6b --backend cuda --repeats 3
 step bench-cpu "$bin" bench --preset qwen3-0.6b --backend cpu --repeats 3
+# The fp16 cuBLAS contrast: the float engine's GEMMs on the GPU, batch 1 and 8 (chains expected
+# to differ between them; recorded, never judged), and its bench beside the int8 rows'.
+for batch in 1 8; do
+  step "float-generate-fp16-cuda-b$batch" "$bin" generate --engine float --backend cuda \
+    --preset qwen3-0.6b --prompt-ids "$prompt" --max-new 64 --batch "$batch" --co-prompts random
+done
+step float-bench-fp16-cuda "$bin" bench --engine float --preset qwen3-0.6b --backend cuda \
+  --prefill 64 --decode-batch 1,8 --repeats 1 --scaling off
 cat "$summary"
 exit "$status"

@@ -1,12 +1,15 @@
 // The half-precision conversions every float path relies on, against independent definitions:
-// F16 -> float for all 65536 patterns by ldexp arithmetic, float -> BF16 rounding against a
+// F16 -> float for all 65536 patterns by ldexp arithmetic, float -> F16 rounding against the
+// nearer neighbour (and the compiler's _Float16 where it has one), float -> BF16 rounding against a
 // double-precision nearest-even computation, and the synthetic writer's integer BF16 against
 // both.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <vector>
 
 #include "checkpoint/half_float.h"
 #include "checkpoint/hf_synth.h"
@@ -63,6 +66,66 @@ TEST(HalfFloat, Bf16WideningIsExactAndRoundingIsNearestEven) {
   }
   EXPECT_TRUE(std::isnan(RoundToBf16(NAN)));
   EXPECT_EQ(RoundToBf16(3.4e38f), INFINITY);  // beyond bf16's largest finite value
+}
+
+// Float -> F16 against two references: the nearer of the value's two F16 neighbours (ties to the
+// even one), found by a search over the 65536 patterns checked above, in double precision; and,
+// where the compiler has _Float16, its own conversion.
+double F16Nearest(double x) {
+  // Finite positive F16 values in order: patterns 0 .. 0x7bff; beyond, infinity at 2^16.
+  const double m = std::fabs(x);
+  int lo = 0, hi = 0x7bff;
+  if (m >= F16Reference(0x7bff)) {
+    lo = 0x7bff;
+  } else {
+    while (hi - lo > 1) {
+      const int mid = (lo + hi) / 2;
+      (F16Reference(static_cast<uint16_t>(mid)) <= m ? lo : hi) = mid;
+    }
+  }
+  const double a = F16Reference(static_cast<uint16_t>(lo));
+  const double b = lo == 0x7bff ? 65536.0 : F16Reference(static_cast<uint16_t>(lo + 1));
+  const double da = m - a, db = b - m;
+  double r = da < db ? a : db < da ? b : ((lo & 1) ? b : a);
+  if (r == 65536.0) r = HUGE_VAL;
+  return std::copysign(r, x);
+}
+
+TEST(HalfFloat, F16RoundingIsNearestEven) {
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float f = F16BitsToFloat(static_cast<uint16_t>(h));
+    if (std::isnan(f)) {
+      ASSERT_TRUE(std::isnan(RoundToF16(f))) << h;
+    } else {
+      ASSERT_EQ(FloatToF16Bits(f), h) << "round trip " << h;
+    }
+  }
+  std::vector<float> values;
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 200000; ++i) {
+    // Uniform over F16's range and around it (2^-30 .. 2^18), every sign and mantissa.
+    const auto exponent = static_cast<uint32_t>(97 + rng() % 48);
+    values.push_back(
+        std::bit_cast<float>(static_cast<uint32_t>((rng() & 0x807fffffu) | (exponent << 23))));
+  }
+  // The edges: ties at every exponent, the overflow threshold, the subnormal steps, zero.
+  for (double t : {65504.0, 65519.99, 65520.0, 65536.0, 1e6, 0x1p-14, 0x1p-24, 0x1p-25,
+                   0x1.0000001p-25, 0x1p-26, 0.0, 1.0 + 0x1p-11, 1.0 + 3 * 0x1p-11, 2047.0 + 0.5,
+                   0x1.ffcp-15, 0x1.ffep-15, 3.4e38}) {
+    values.push_back(static_cast<float>(t));
+    values.push_back(static_cast<float>(-t));
+  }
+  for (const float f : values) {
+    const double want = F16Nearest(f);
+    const float r = RoundToF16(f);
+    ASSERT_EQ(static_cast<double>(r), want) << f;
+    ASSERT_EQ(std::signbit(r), std::signbit(f)) << f;
+#if defined(__FLT16_MAX__)
+    ASSERT_EQ(FloatToF16Bits(f), std::bit_cast<uint16_t>(static_cast<_Float16>(f))) << f;
+#endif
+  }
+  EXPECT_TRUE(std::isnan(RoundToF16(NAN)));
+  EXPECT_EQ(RoundToF16(-INFINITY), -INFINITY);
 }
 
 TEST(HalfFloat, IntegerBf16MatchesFloatRounding) {

@@ -137,7 +137,9 @@ TEST(BenchCli, FloatEngineBadOptions) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--engine", "float", "--backend", "reference"}, "the float engine runs on the cpu"},
       {{"--engine", "float", "--isa", "avx2"}, "--isa applies to the int8 engine"},
-      {{"--engine", "float", "--dtype", "int4"}, "float dtype must be fp32 or bf16"},
+      {{"--engine", "float", "--dtype", "int4"}, "float dtype must be fp32, bf16 or fp16"},
+      // "the float engine on cuda runs fp16", or a build without it: either way one line.
+      {{"--engine", "float", "--backend", "cuda", "--dtype", "bf16"}, "on cuda"},
   };
   for (const auto& [extra, needle] : cases) {
     auto args = Quick({});

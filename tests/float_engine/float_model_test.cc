@@ -11,6 +11,7 @@
 #include "engine/co_prompts.h"
 #include "float_engine/blas.h"
 #include "float_engine/float_generate.h"
+#include "float_engine/float_linear.h"
 #include "tests/checkpoint/hf_test_folders.h"
 #include "tests/float_engine/float_reference.h"
 
@@ -33,7 +34,9 @@ TEST(FloatDType, Names) {
   EXPECT_EQ(ParseFloatDType("bf16"), FloatDType::kBf16);
   EXPECT_STREQ(FloatDTypeName(FloatDType::kBf16), "bf16");
   EXPECT_EQ(ParseFloatDType("bf16"), ParseKind<FloatDType>("bf16")) << "one spelling (run_kinds.h)";
-  EXPECT_THROW(ParseFloatDType("fp16"), FloatEngineError) << "a dtype the engine does not run";
+  EXPECT_EQ(ParseFloatDType("fp16"), FloatDType::kFp16);
+  EXPECT_STREQ(FloatDTypeName(FloatDType::kFp16), "fp16");
+  EXPECT_THROW(ParseFloatDType("fp8"), FloatEngineError) << "a dtype the engine does not run";
   EXPECT_THROW(ParseFloatDType("float32"), FloatEngineError);
 }
 
@@ -128,7 +131,7 @@ TEST_F(FloatModelTest, BatchedDecodeSameBitsAtAnyThreadCount) {
   go.split = 1;
   std::vector<std::vector<float>> first;
   for (int threads : {1, 2, 3}) {
-    FloatQwen3 model(*ckpt_, {FloatDType::kFp32, threads});
+    FloatQwen3 model(*ckpt_, {FloatDType::kFp32, threads, nullptr});
     std::vector<std::vector<float>> logits;
     GenerateGreedyFloat(model, rows, go, nullptr, [&](size_t, int64_t, std::span<const float> l) {
       logits.emplace_back(l.begin(), l.end());
@@ -155,7 +158,7 @@ TEST_F(FloatModelTest, AllLogitsAndLastLogitsAgree) {
 }
 
 TEST_F(FloatModelTest, HoldsEveryWeightOnceInFp32) {
-  FloatQwen3 model(*ckpt_, {FloatDType::kFp32, 0});
+  FloatQwen3 model(*ckpt_, {FloatDType::kFp32, 0, nullptr});
   const FloatModelConfig& c = model.config();
   const int64_t per_layer = c.hidden * (c.q_dim() + 2 * c.kv_dim()) + c.q_dim() * c.hidden +
                             3 * c.hidden * c.intermediate + 2 * c.hidden + 2 * c.head_dim;
@@ -163,6 +166,64 @@ TEST_F(FloatModelTest, HoldsEveryWeightOnceInFp32) {
   // Allocations are 4 KiB-aligned slices of one arena.
   EXPECT_GE(model.weight_bytes(), 4 * floats);
   EXPECT_LE(model.weight_bytes(), 4 * floats + (c.n_layers * 10 + 2) * 4096);
+}
+
+// The seam the fp16-cuda rows use (float_engine/float_linear.h), with a host stand-in that
+// computes each GEMM in double: every projection and the LM head go through it, each weight is
+// handed over once at load, in reading order, and the logits are the host GEMMs' up to fp16.
+class DoubleLinear final : public FloatLinearBackend {
+ public:
+  void AddWeight(const float* w, int64_t n, int64_t k) override { shapes.push_back({w, n, k}); }
+  void Linear(const float* x, int64_t ldx, int64_t m, int64_t k, const float* w, int64_t n,
+              float* y, int64_t ldy) override {
+    bool known = false;
+    for (const Shape& s : shapes) known = known || (s.w == w && s.n == n && s.k == k);
+    ASSERT_TRUE(known) << "a GEMM on a weight the engine did not hand over";
+    ++calls;
+    for (int64_t r = 0; r < m; ++r) {
+      for (int64_t c = 0; c < n; ++c) {
+        double sum = 0.0;
+        for (int64_t i = 0; i < k; ++i) sum += double{x[r * ldx + i]} * double{w[c * k + i]};
+        y[r * ldy + c] = static_cast<float>(sum);
+      }
+    }
+  }
+  std::string Description() const override { return "double on the host"; }
+  std::vector<std::pair<std::string, std::string>> DeviceFacts() const override { return {}; }
+
+  struct Shape {
+    const float* w;
+    int64_t n, k;
+  };
+  std::vector<Shape> shapes;
+  int64_t calls = 0;
+};
+
+TEST_F(FloatModelTest, LinearBackendRunsEveryProjection) {
+  auto linear = std::make_shared<DoubleLinear>();
+  FloatQwen3 seam(*ckpt_, {FloatDType::kFp16, 1, linear});
+  const FloatModelConfig& c = seam.config();
+  ASSERT_EQ(static_cast<int64_t>(linear->shapes.size()), 4 * c.n_layers + 1);
+  EXPECT_EQ(linear->shapes[0].n, c.q_dim() + 2 * c.kv_dim());
+  EXPECT_EQ(linear->shapes[3].k, c.intermediate);
+  EXPECT_EQ(linear->shapes.back().n, c.vocab);
+  FloatQwen3 host(*ckpt_, {FloatDType::kFp16, 1, nullptr});
+  const std::vector<int32_t> ids = {3, 1, 4, 1, 5, 9};
+  std::vector<float> a(6 * 1024), b(6 * 1024);
+  FloatKvCache ca(c, 6), cb(c, 6);
+  FloatForwardRow ra{&ca, ids.data(), 6, nullptr, a.data()};
+  FloatForwardRow rb{&cb, ids.data(), 6, nullptr, b.data()};
+  seam.Forward({&ra, 1});
+  host.Forward({&rb, 1});
+  EXPECT_EQ(linear->calls, 4 * c.n_layers + 1) << "one call per projection and the head";
+  double worst = 0.0, norm = 0.0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(RoundToF16(a[i]), a[i]) << "the engine rounds what the backend returns";
+    worst = std::max(worst, std::abs(double{a[i]} - double{b[i]}));
+    norm = std::max(norm, std::abs(double{b[i]}));
+  }
+  EXPECT_LE(worst, test::kFp16RelTol * norm) << "the same forward up to the GEMMs' order";
+  EXPECT_GT(worst, 0.0) << "the stand-in's GEMM really ran (double sums round differently)";
 }
 
 // Llama-style: no QK-Norm, attention and MLP biases; each bias moves the logits.

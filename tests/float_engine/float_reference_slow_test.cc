@@ -17,7 +17,7 @@ TEST(FloatReferenceSlow, Qwen06bFp32AndBf16) {
   ASSERT_EQ(ckpt->ContentSha256(), ref.model_sha256);
   const std::vector<int32_t> seq = ref.Sequence();
   for (FloatDType dtype : {FloatDType::kFp32, FloatDType::kBf16}) {
-    FloatQwen3 model(*ckpt, {dtype, 0});
+    FloatQwen3 model(*ckpt, {dtype, 0, nullptr});
     FloatKvCache cache(model.config(), ref.positions);
     std::vector<float> logits(static_cast<size_t>(ref.positions * ref.vocab));
     FloatForwardRow row{&cache, seq.data(), ref.positions, nullptr, logits.data()};

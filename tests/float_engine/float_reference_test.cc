@@ -4,7 +4,7 @@
 // reference's top-2 margin exceeds it, on qwen3-tiny (GQA 4/2, head_dim 32),
 // qwen3-tiny-hd128 (GQA 4/2, head_dim 128) and llama-tiny-gguf (the Llama GGUF `synth --format
 // gguf` writes, read through gguf::OpenGgufCheckpoint; the reference read it with gguf-py and
-// transformers' GGUF loader), in fp32 and bf16, whole prefill, token-by-token
+// transformers' GGUF loader), in fp32, bf16 and fp16, whole prefill, token-by-token
 // decode, split prefill inside a batch with random co-prompts, at 1 and 2 BLAS threads. Also
 // DetLLM's own float64 top-1 on its p-small checkpoint (shared/detllm/prepare).
 #include <gtest/gtest.h>
@@ -58,7 +58,7 @@ class FloatReferenceTest : public ::testing::TestWithParam<const char*> {
 
 TEST_P(FloatReferenceTest, Fp32TeacherForcedAtOneAndTwoThreads) {
   for (int threads : {1, 2}) {
-    FloatQwen3 model(*ckpt_, {FloatDType::kFp32, threads});
+    FloatQwen3 model(*ckpt_, {FloatDType::kFp32, threads, nullptr});
     EXPECT_EQ(BlasThreads(), threads);
     const std::vector<float> logits = TeacherForced(model);
     for (int64_t p = 0; p < ref_.positions; ++p) {
@@ -69,7 +69,7 @@ TEST_P(FloatReferenceTest, Fp32TeacherForcedAtOneAndTwoThreads) {
 }
 
 TEST_P(FloatReferenceTest, Fp32DecodeTokenByToken) {
-  FloatQwen3 model(*ckpt_, {FloatDType::kFp32, 0});
+  FloatQwen3 model(*ckpt_, {FloatDType::kFp32, 0, nullptr});
   const std::vector<int32_t> seq = ref_.Sequence();
   const auto n_prompt = static_cast<int64_t>(ref_.prompt.size());
   FloatKvCache cache(model.config(), ref_.positions);
@@ -89,7 +89,7 @@ TEST_P(FloatReferenceTest, Fp32DecodeTokenByToken) {
 // split prefill (3 tokens, then one by one). Every step's logits match the reference, so the
 // greedy tokens are the float64 continuation wherever the margins allow no other choice.
 TEST_P(FloatReferenceTest, Fp32GreedyInABatchWithSplitPrefill) {
-  FloatQwen3 model(*ckpt_, {FloatDType::kFp32, 0});
+  FloatQwen3 model(*ckpt_, {FloatDType::kFp32, 0, nullptr});
   CoPromptSpec spec;
   spec.count = 3;
   spec.max_id = ref_.vocab - 1;
@@ -132,13 +132,27 @@ TEST_P(FloatReferenceTest, Fp32GreedyInABatchWithSplitPrefill) {
 }
 
 TEST_P(FloatReferenceTest, Bf16TeacherForced) {
-  FloatQwen3 model(*ckpt_, {FloatDType::kBf16, 0});
+  FloatQwen3 model(*ckpt_, {FloatDType::kBf16, 0, nullptr});
   const std::vector<float> logits = TeacherForced(model);
   for (int64_t p = 0; p < ref_.positions; ++p) {
     const float* l = logits.data() + p * ref_.vocab;
     test::ExpectPositionMatches(ref_, p, l, test::kBf16RelTol, "bf16 prefill");
     for (int64_t i = 0; i < ref_.vocab; ++i) {
       ASSERT_EQ(RoundToBf16(l[i]), l[i]) << "bf16 logits are bfloat16 values";
+    }
+  }
+}
+
+// fp16 (what the fp16-cuda rows compute, here with host GEMMs): every activation a binary16
+// value, so the error sits between fp32's and bf16's.
+TEST_P(FloatReferenceTest, Fp16TeacherForced) {
+  FloatQwen3 model(*ckpt_, {FloatDType::kFp16, 0, nullptr});
+  const std::vector<float> logits = TeacherForced(model);
+  for (int64_t p = 0; p < ref_.positions; ++p) {
+    const float* l = logits.data() + p * ref_.vocab;
+    test::ExpectPositionMatches(ref_, p, l, test::kFp16RelTol, "fp16 prefill");
+    for (int64_t i = 0; i < ref_.vocab; ++i) {
+      ASSERT_EQ(RoundToF16(l[i]), l[i]) << "fp16 logits are binary16 values";
     }
   }
 }
@@ -162,7 +176,7 @@ TEST(FloatEngineDetllm, PSmallTop1EqualsDetllmFloat64) {
   const auto heldout = nlohmann::json::parse(test_files::ReadFile(dir + "/heldout_ids.json"));
   const auto fidelity = nlohmann::json::parse(test_files::ReadFile(dir + "/fidelity.json"));
   const auto& top1 = fidelity.at("float64_top1");
-  FloatQwen3 model(*ckpt, {FloatDType::kFp32, 0});
+  FloatQwen3 model(*ckpt, {FloatDType::kFp32, 0, nullptr});
   const int64_t V = ckpt->config().vocab;
   int agree = 0, total = 0;
   for (size_t s = 0; s < heldout.at("ids").size(); ++s) {
