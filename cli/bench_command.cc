@@ -276,17 +276,7 @@ BenchPlan CheckOptions(const BenchOptions& o) {
                      " (the probe must not fit a cache)");
   }
   if (o.engine_kind == EngineKind::kFloat) {
-    if (o.backend_kind != BackendKind::kCpu && o.backend_kind != BackendKind::kCuda)
-      throw UsageError("the float engine runs on the cpu (OpenBLAS) or cuda (cuBLAS fp16)");
-    if (o.backend_kind == BackendKind::kCuda) {
-#ifdef DV_CLI_FLOAT_CUDA
-      if (!o.dtype.empty() && o.dtype != "fp16") {
-        throw UsageError("the float engine on cuda runs fp16, not --dtype " + o.dtype);
-      }
-#else
-      throw UsageError("this build has no float engine on cuda (built without DETVERIFY_CUDA)");
-#endif
-    }
+    FloatDTypeOn(o.backend_kind, o.backend, o.dtype);
     if (!o.isa.empty()) throw UsageError("--isa applies to the int8 engine's cpu backend only");
   } else {
     if (!o.dtype.empty()) throw UsageError("--dtype applies to --engine float");
@@ -411,11 +401,10 @@ BenchModel LoadIntModel(const BenchOptions& o, BenchRun& run) {
 // The float engine (OpenBLAS): every fp32 weight byte is read once per decoded token.
 BenchModel LoadFloatModel(const BenchOptions& o, BenchRun& run) {
   FloatEngineOptions fo;
-  const bool on_cuda = o.backend_kind == BackendKind::kCuda;
-  fo.dtype = ParseFloatDType(o.dtype.empty() ? (on_cuda ? "fp16" : "fp32") : o.dtype);
+  fo.dtype = ParseFloatDType(FloatDTypeOn(o.backend_kind, o.backend, o.dtype));
   fo.threads = o.threads;
 #ifdef DV_CLI_FLOAT_CUDA
-  if (on_cuda) fo.linear = MakeCudaFp16Linear();
+  if (o.backend_kind == BackendKind::kCuda) fo.linear = MakeCudaFp16Linear();
 #endif
   std::shared_ptr<FloatCheckpoint> ckpt = o.model.LoadFloat(&run.source);
   // Hashed before the weights are widened: reading the file maps all of it for a moment, which

@@ -102,20 +102,9 @@ void CheckOptions(const GenerateOptions& o) {
   if (o.engine_kind == EngineKind::kInt8 && !o.dtype.empty()) {
     throw UsageError("--dtype applies to --engine float");
   }
-  if (o.engine_kind == EngineKind::kFloat && o.backend_given &&
-      o.backend_kind != BackendKind::kCpu && o.backend_kind != BackendKind::kCuda) {
-    throw UsageError(
-        "the float engine runs on the cpu (OpenBLAS) or cuda (cuBLAS fp16); --backend " +
-        o.backend + " applies to --engine int8");
-  }
-  if (o.engine_kind == EngineKind::kFloat && o.backend_kind == BackendKind::kCuda) {
-#ifdef DV_CLI_FLOAT_CUDA
-    if (!o.dtype.empty() && o.dtype != "fp16") {
-      throw UsageError("the float engine on cuda runs fp16, not --dtype " + o.dtype);
-    }
-#else
-    throw UsageError("this build has no float engine on cuda (built without DETVERIFY_CUDA)");
-#endif
+  // Without --backend the float engine runs on the cpu (the int8 default is the reference).
+  if (o.engine_kind == EngineKind::kFloat && o.backend_given) {
+    FloatDTypeOn(o.backend_kind, o.backend, o.dtype);
   }
 }
 
@@ -233,7 +222,8 @@ GenerateOutcome RunEngine(const GenerateOptions& o, const GenerateInputs& in, Np
   if (in.model.checkpoint) {
     FloatEngineOptions fo;
     const bool on_cuda = o.backend_kind == BackendKind::kCuda;
-    fo.dtype = ParseFloatDType(o.dtype.empty() ? (on_cuda ? "fp16" : "fp32") : o.dtype);
+    fo.dtype = ParseFloatDType(
+        FloatDTypeOn(on_cuda ? BackendKind::kCuda : BackendKind::kCpu, o.backend, o.dtype));
     fo.threads = o.threads;
 #ifdef DV_CLI_FLOAT_CUDA
     if (on_cuda) fo.linear = MakeCudaFp16Linear();

@@ -103,4 +103,22 @@ std::vector<int32_t> ParseIds(const std::string& text, const std::string& what) 
   return ids;
 }
 
+std::string FloatDTypeOn(BackendKind backend, const std::string& name, const std::string& dtype) {
+  if (backend == BackendKind::kCuda) {
+#ifdef DV_CLI_FLOAT_CUDA
+    if (!dtype.empty() && dtype != "fp16") {
+      throw UsageError("the float engine on cuda runs fp16, not --dtype " + dtype);
+    }
+    return "fp16";
+#else
+    throw UsageError("this build has no float engine on cuda (built without DETVERIFY_CUDA)");
+#endif
+  }
+  if (backend != BackendKind::kCpu) {
+    throw UsageError(
+        "the float engine runs on the cpu (OpenBLAS) or cuda (cuBLAS fp16), not --backend " + name);
+  }
+  return dtype.empty() ? "fp32" : dtype;
+}
+
 }  // namespace dv::cli

@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "base/run_kinds.h"
 #include "engine/artifact.h"
 #ifndef DV_CLI_ENGINE_ONLY
 #include "checkpoint/float_checkpoint.h"
@@ -37,5 +38,11 @@ struct ModelOptions {
 
 // "1,2,3" -> {1,2,3}; `what` names the option in errors.
 std::vector<int32_t> ParseIds(const std::string& text, const std::string& what);
+
+// --engine float on --backend `backend` (spelled `name`) with --dtype `dtype` ("" for the
+// default): the dtype to run ("fp32" on the cpu, "fp16" on cuda), or a UsageError where the
+// float engine does not run so: a backend other than cpu and cuda, cuda in a build without
+// DETVERIFY_CUDA, a dtype other than fp16 on cuda.
+std::string FloatDTypeOn(BackendKind backend, const std::string& name, const std::string& dtype);
 
 }  // namespace dv::cli
