@@ -474,28 +474,7 @@ int64_t RequantStaticColumns(const int64_t* p, int64_t n, int64_t row_m, int64_t
   return n;
 }
 
-constexpr RowKernels kAvx2RowKernels = {
-    .isa = CpuIsa::kAvx2,
-    .max_abs_i64 = &MaxAbsI64,
-    .max_abs_i32 = &MaxAbsI32,
-    .quantize_i8 = &QuantizeI8,
-    .mul_columns_max_abs = &MulColumnsMaxAbs,
-    .requant_i32 = &RequantI32,
-    .round_shift_max_abs = &RoundShiftMaxAbs,
-    .norm_sum_squares = &NormSumSquares,
-    .norm_divide = &NormDivide,
-    .residual_max_abs = &ResidualMaxAbs,
-    .residual_write = &ResidualWrite,
-    .mul_i32_i64 = &MulI32I64,
-    .mul_i64_i64 = &MulI64I64,
-    .rope = &Rope,
-    .swiglu = &Swiglu,
-    .softmax_exps = &SoftmaxExps,
-    .softmax_normalize = &SoftmaxNormalize,
-    .requant_static = &RequantStatic,
-    .greedy_pick = &GreedyPick,
-    .requant_static_columns = &RequantStaticColumns,
-};
+constexpr RowKernels kAvx2RowKernels = DV_ROW_KERNEL_TABLE(CpuIsa::kAvx2);
 
 }  // namespace
 

@@ -98,6 +98,21 @@ struct RowKernels {
 
 // The table of one ISA level; the caller checks CpuSupports(isa) first. Levels without their
 // own vector loops (scalar, neon, neondot) share the scalar table.
+// The table of one instruction set's file, whose functions (in its anonymous namespace) carry
+// the entries' names: one list of entries for every level.
+#define DV_ROW_KERNEL_TABLE(level)                                                          \
+  RowKernels {                                                                              \
+    .isa = level, .max_abs_i64 = &MaxAbsI64, .max_abs_i32 = &MaxAbsI32,                     \
+    .quantize_i8 = &QuantizeI8, .mul_columns_max_abs = &MulColumnsMaxAbs,                   \
+    .requant_i32 = &RequantI32, .round_shift_max_abs = &RoundShiftMaxAbs,                   \
+    .norm_sum_squares = &NormSumSquares, .norm_divide = &NormDivide,                        \
+    .residual_max_abs = &ResidualMaxAbs, .residual_write = &ResidualWrite,                  \
+    .mul_i32_i64 = &MulI32I64, .mul_i64_i64 = &MulI64I64, .rope = &Rope, .swiglu = &Swiglu, \
+    .softmax_exps = &SoftmaxExps, .softmax_normalize = &SoftmaxNormalize,                   \
+    .requant_static = &RequantStatic, .greedy_pick = &GreedyPick,                           \
+    .requant_static_columns = &RequantStaticColumns,                                        \
+  }
+
 const RowKernels& RowKernelsFor(CpuIsa isa);
 const RowKernels* RowKernelsScalar();
 const RowKernels* RowKernelsAvx2();

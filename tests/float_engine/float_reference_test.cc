@@ -51,6 +51,19 @@ class FloatReferenceTest : public ::testing::TestWithParam<const char*> {
     return logits;
   }
 
+  void ExpectReducedPrecision(FloatDType dtype, double tol, float (*round)(float),
+                              const std::string& what) {
+    FloatQwen3 model(*ckpt_, {dtype, 0, nullptr});
+    const std::vector<float> logits = TeacherForced(model);
+    for (int64_t p = 0; p < ref_.positions; ++p) {
+      const float* l = logits.data() + p * ref_.vocab;
+      test::ExpectPositionMatches(ref_, p, l, tol, what + " prefill");
+      for (int64_t i = 0; i < ref_.vocab; ++i) {
+        ASSERT_EQ(round(l[i]), l[i]) << what << " logits are " << what << " values";
+      }
+    }
+  }
+
   test_files::ScratchDir scratch_{"float-reference"};
   FloatReference ref_;
   std::unique_ptr<FloatCheckpoint> ckpt_;
@@ -131,30 +144,16 @@ TEST_P(FloatReferenceTest, Fp32GreedyInABatchWithSplitPrefill) {
   EXPECT_EQ(results[2].logits_chain[0], Sha256Hex(data));
 }
 
+// A reduced precision's teacher-forced logits: within its bound of float64, and every logit a
+// value of that precision. fp16 is what the fp16-cuda rows compute (here with host GEMMs); with 3
+// more mantissa bits than bf16 its error sits between fp32's and bf16's.
+
 TEST_P(FloatReferenceTest, Bf16TeacherForced) {
-  FloatQwen3 model(*ckpt_, {FloatDType::kBf16, 0, nullptr});
-  const std::vector<float> logits = TeacherForced(model);
-  for (int64_t p = 0; p < ref_.positions; ++p) {
-    const float* l = logits.data() + p * ref_.vocab;
-    test::ExpectPositionMatches(ref_, p, l, test::kBf16RelTol, "bf16 prefill");
-    for (int64_t i = 0; i < ref_.vocab; ++i) {
-      ASSERT_EQ(RoundToBf16(l[i]), l[i]) << "bf16 logits are bfloat16 values";
-    }
-  }
+  ExpectReducedPrecision(FloatDType::kBf16, test::kBf16RelTol, &RoundToBf16, "bf16");
 }
 
-// fp16 (what the fp16-cuda rows compute, here with host GEMMs): every activation a binary16
-// value, so the error sits between fp32's and bf16's.
 TEST_P(FloatReferenceTest, Fp16TeacherForced) {
-  FloatQwen3 model(*ckpt_, {FloatDType::kFp16, 0, nullptr});
-  const std::vector<float> logits = TeacherForced(model);
-  for (int64_t p = 0; p < ref_.positions; ++p) {
-    const float* l = logits.data() + p * ref_.vocab;
-    test::ExpectPositionMatches(ref_, p, l, test::kFp16RelTol, "fp16 prefill");
-    for (int64_t i = 0; i < ref_.vocab; ++i) {
-      ASSERT_EQ(RoundToF16(l[i]), l[i]) << "fp16 logits are binary16 values";
-    }
-  }
+  ExpectReducedPrecision(FloatDType::kFp16, test::kFp16RelTol, &RoundToF16, "fp16");
 }
 
 INSTANTIATE_TEST_SUITE_P(Synthetic, FloatReferenceTest,
