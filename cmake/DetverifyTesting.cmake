@@ -16,6 +16,10 @@ function(dv_add_test)
   endif()
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
+  if(CMAKE_CROSSCOMPILING)
+    # Tests that probe the host's process limits skip themselves under qemu-user.
+    target_compile_definitions(${T_NAME} PRIVATE DV_TEST_UNDER_EMULATOR=1)
+  endif()
   # tests/ headers (support, fixtures) as "tests/..."; a module's headers come with its LIBS.
   dv_module_headers(${T_NAME} tests PRIVATE)
   dv_set_warnings(${T_NAME})

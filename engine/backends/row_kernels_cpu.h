@@ -96,8 +96,6 @@ struct RowKernels {
                                     const int64_t* s_m, const int64_t* s_k, int8_t* y) = nullptr;
 };
 
-// The table of one ISA level; the caller checks CpuSupports(isa) first. Levels without their
-// own vector loops (scalar, neon, neondot) share the scalar table.
 // The table of one instruction set's file, whose functions (in its anonymous namespace) carry
 // the entries' names: one list of entries for every level.
 #define DV_ROW_KERNEL_TABLE(level)                                                          \
@@ -113,9 +111,12 @@ struct RowKernels {
     .requant_static_columns = &RequantStaticColumns,                                        \
   }
 
+// The table of one ISA level; the caller checks CpuSupports(isa) first. neon and neondot share
+// the NEON table (their difference is the GEMM's SDOT).
 const RowKernels& RowKernelsFor(CpuIsa isa);
 const RowKernels* RowKernelsScalar();
-const RowKernels* RowKernelsAvx2();
-const RowKernels* RowKernelsAvx512();
+const RowKernels* RowKernelsAvx2();    // x86-64 builds only
+const RowKernels* RowKernelsAvx512();  // x86-64 builds only
+const RowKernels* RowKernelsNeon();    // aarch64 builds only
 
 }  // namespace dv

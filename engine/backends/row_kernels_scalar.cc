@@ -195,6 +195,8 @@ const RowKernels& RowKernelsFor(CpuIsa isa) {
 #if defined(DV_CPU_X86_KERNELS)
   if (isa == CpuIsa::kAvx512Vnni) return *RowKernelsAvx512();
   if (isa == CpuIsa::kAvx2) return *RowKernelsAvx2();
+#elif defined(DV_CPU_NEON_KERNELS)
+  if (isa == CpuIsa::kNeon || isa == CpuIsa::kNeonDot) return *RowKernelsNeon();
 #else
   (void)isa;
 #endif
