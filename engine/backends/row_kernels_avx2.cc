@@ -164,6 +164,8 @@ inline V MulHiU64(V a, V b, V b_hi) {
              Add(_mm256_srli_epi64(hl, 32), _mm256_srli_epi64(mid, 32)));
 }
 
+#include "engine/backends/row_kernels_lanes.inc"
+
 int64_t MaxAbsI32(const int32_t* x, int64_t n) {
   // |x| as unsigned 32-bit lanes (|INT32_MIN| = 2^31 is exact there), eight at a time.
   V acc = Zero();
@@ -176,14 +178,8 @@ int64_t MaxAbsI32(const int32_t* x, int64_t n) {
   _mm256_store_si256(reinterpret_cast<V*>(lanes), acc);
   uint32_t g = 0;
   for (uint32_t lane : lanes) g = lane > g ? lane : g;
-  for (; i < n; ++i) {
-    const uint32_t a = x[i] < 0 ? 0u - static_cast<uint32_t>(x[i]) : static_cast<uint32_t>(x[i]);
-    g = a > g ? a : g;
-  }
-  return g;
+  return MaxAbsI32Tail(x, i, n, g);
 }
-
-#include "engine/backends/row_kernels_lanes.inc"
 
 constexpr RowKernels kAvx2RowKernels = DV_ROW_KERNEL_TABLE(CpuIsa::kAvx2);
 

@@ -147,6 +147,8 @@ inline V MulHiU64(V a, V b, V /*b_hi*/) {
                      vaddq_u64(vshrq_n_u64(hl, 32), vshrq_n_u64(mid, 32))));
 }
 
+#include "engine/backends/row_kernels_lanes.inc"
+
 int64_t MaxAbsI32(const int32_t* x, int64_t n) {
   // |x| as unsigned 32-bit lanes (|INT32_MIN| = 2^31 is exact there), four at a time.
   uint32x4_t acc = vdupq_n_u32(0);
@@ -154,14 +156,8 @@ int64_t MaxAbsI32(const int32_t* x, int64_t n) {
   for (; i + 4 <= n; i += 4)
     acc = vmaxq_u32(acc, vreinterpretq_u32_s32(vabsq_s32(vld1q_s32(x + i))));
   uint32_t g = vmaxvq_u32(acc);
-  for (; i < n; ++i) {
-    const uint32_t a = x[i] < 0 ? 0u - static_cast<uint32_t>(x[i]) : static_cast<uint32_t>(x[i]);
-    g = a > g ? a : g;
-  }
-  return g;
+  return MaxAbsI32Tail(x, i, n, g);
 }
-
-#include "engine/backends/row_kernels_lanes.inc"
 
 constexpr RowKernels kNeonRowKernels = DV_ROW_KERNEL_TABLE(CpuIsa::kNeon);
 
