@@ -317,6 +317,7 @@ struct BenchRun {
   std::string what;  // the engine and its settings, the first line of the text
   int threads = 0;
   std::optional<CpuIsa> isa;        // the int8 engine's cpu backend: its level
+  int64_t prefetch_bytes = 0;       // the cpu backend's GEMM software prefetch (0: none)
   std::optional<FloatDType> dtype;  // the float engine: its precision
   std::string blas;                 // the float engine: OpenBLAS's description
   int64_t packed_weight_bytes = 0;  // the cpu backend's re-laid-out or the float engine's weights
@@ -365,6 +366,7 @@ BenchModel LoadIntModel(const BenchOptions& o, BenchRun& run) {
     if (!o.isa.empty()) co.isa = ParseCpuIsa(o.isa);
     auto b = MakeCpuBackend(co);
     run.isa = b->isa();
+    run.prefetch_bytes = b->prefetch_bytes();
     backend = std::move(b);
   } else {
     BackendOptions bo;
@@ -377,7 +379,12 @@ BenchModel LoadIntModel(const BenchOptions& o, BenchRun& run) {
   }
   run.threads = backend->NumThreads();
   run.what = std::string(KindName(o.backend_kind)) + " backend";
-  if (run.isa) run.what += " (" + std::string(CpuIsaName(*run.isa)) + ")";
+  if (run.isa) {
+    run.what += " (" + std::string(CpuIsaName(*run.isa)) +
+                (run.prefetch_bytes > 0 ? ", prefetch " + std::to_string(run.prefetch_bytes) + " B"
+                                        : std::string()) +
+                ")";
+  }
   for (const auto& [key, value] : backend->DeviceFacts()) {
     if (key == "name") run.what += " on " + value;
   }
@@ -476,7 +483,7 @@ BenchRun Measure(const BenchOptions& o, const BenchPlan& plan, const BenchProgre
   // with its neighbours' load, so there are probes before, between and after the runs: the
   // roofline uses the best pass of all of them (the least flattering fraction), and each batch-1
   // run is also compared with the probe taken just before it.
-  std::unique_ptr<CpuBackend> probe = MakeCpuBackend({0, BestCpuIsa(), true});
+  std::unique_ptr<CpuBackend> probe = MakeCpuBackend({0, BestCpuIsa(), true, std::nullopt});
   const int64_t probe_bytes = o.bandwidth_mib << 20;
   run.bw_huge = probe->MeasureReadBandwidth(probe_bytes, kProbePasses, true);
   run.bw_small = probe->MeasureReadBandwidth(probe_bytes, kProbePasses, false);
@@ -580,6 +587,7 @@ nlohmann::json BenchReport(const BenchOptions& o, const BenchRun& run) {
   doc["threads"] = run.threads;
   if (run.isa) {
     doc["isa"] = std::string(CpuIsaName(*run.isa));
+    doc["prefetch_bytes"] = run.prefetch_bytes;
     doc["packed_weight_bytes"] = run.packed_weight_bytes;
   }
   if (run.dtype) {
@@ -594,6 +602,7 @@ nlohmann::json BenchReport(const BenchOptions& o, const BenchRun& run) {
                       {"huge_page_bytes_backed", run.bw_huge.huge_page_bytes},
                       {"small_pages_gbps", GBps(run.bw_small)},
                       {"threads", run.bw_huge.threads},
+                      {"prefetch_bytes", run.bw_huge.prefetch_bytes},
                       {"buffer_bytes", run.bw_huge.bytes},
                       {"late_probe_gbps", GBps(run.bw_late)}};
   doc["roofline"] = {{"weight_bytes_per_token", run.weight_bytes},
@@ -662,8 +671,12 @@ void RenderLoaded(const BenchRun& run) {
                 float_engine ? "of fp32 matrices" : "re-laid-out",
                 static_cast<double>(run.weights_in_huge_pages) / 1e6);
   }
-  std::printf("bandwidth     %.1f GB/s read (huge pages, %d threads); %.1f GB/s on 4 KiB pages\n",
-              GBps(run.bw_huge), run.bw_huge.threads, GBps(run.bw_small));
+  const std::string read_with =
+      run.bw_huge.prefetch_bytes > 0
+          ? ", prefetch " + std::to_string(run.bw_huge.prefetch_bytes) + " B"
+          : std::string(", plain loads");
+  std::printf("bandwidth     %.1f GB/s read (huge pages, %d threads%s); %.1f GB/s on 4 KiB pages\n",
+              GBps(run.bw_huge), run.bw_huge.threads, read_with.c_str(), GBps(run.bw_small));
   std::fflush(stdout);
 }
 

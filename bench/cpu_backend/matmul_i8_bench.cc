@@ -21,7 +21,7 @@ void BM_MatmulI8Layers(benchmark::State& state) {
     state.SkipWithError("ISA level not supported here");
     return;
   }
-  auto backend = MakeCpuBackend({threads, isa, true});
+  auto backend = MakeCpuBackend({threads, isa, true, std::nullopt});
   struct Shape {
     int64_t k, n;
   };
@@ -63,7 +63,7 @@ BENCHMARK(BM_MatmulI8Layers)->Apply(MatmulArgs);
 // BM_MatmulI8Layers at m = 1 is measured against.
 void BM_StreamRead(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
-  auto backend = MakeCpuBackend({threads, BestCpuIsa(), true});
+  auto backend = MakeCpuBackend({threads, BestCpuIsa(), true, std::nullopt});
   int64_t bytes = 0;
   for (auto _ : state) {
     const ReadBandwidthSample s = backend->MeasureReadBandwidth(int64_t{256} << 20, 1, true);

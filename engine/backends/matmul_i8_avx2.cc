@@ -32,10 +32,11 @@ inline int32_t Load4(const int8_t* a) {
   return v;
 }
 
-// Rows [0, kRows) of a (lda bytes apart, lda a multiple of 4) times one panel.
-template <int kRows>
-void Block(const int8_t* a, int64_t lda, const int8_t* panel, int32_t* c, int64_t ldc,
-           int64_t cols) {
+// Rows [0, kRows) of a (lda bytes apart, lda a multiple of 4) times one panel; with kPrefetch,
+// each group asks for the weight bytes `pf` ahead of it (as the AVX-512 kernel does).
+template <int kRows, bool kPrefetch>
+void Block(const int8_t* a, int64_t lda, const int8_t* panel, int32_t* c, int64_t ldc, int64_t cols,
+           int64_t pf) {
   constexpr size_t kR = kRows;
   __m256i acc[kR][4];
 #pragma GCC unroll 8
@@ -51,6 +52,7 @@ void Block(const int8_t* a, int64_t lda, const int8_t* panel, int32_t* c, int64_
       b[r] = BroadcastGroup(Load4(a + static_cast<int64_t>(r) * lda + 4 * g));
     }
     const int8_t* w = panel + g * kNr * 4;
+    if constexpr (kPrefetch) _mm_prefetch(reinterpret_cast<const char*>(w + pf), _MM_HINT_T0);
 #pragma GCC unroll 4
     for (size_t q = 0; q < 4; ++q) {
       const __m256i wq =
@@ -79,26 +81,38 @@ void Block(const int8_t* a, int64_t lda, const int8_t* panel, int32_t* c, int64_
   }
 }
 
-void MatmulAvx2(const MatmulI8Args& args, int64_t panel_begin, int64_t panel_end) {
+template <bool kPrefetch>
+void Panels(const MatmulI8Args& args, int64_t panel_begin, int64_t panel_end) {
   const int64_t panel_bytes = args.lda * kNr;
+  const int64_t pf = args.prefetch_bytes;
   for (int64_t p = panel_begin; p < panel_end; ++p) {
     const int8_t* panel = reinterpret_cast<const int8_t*>(args.panels) + p * panel_bytes;
     const int64_t col0 = p * kNr;
     const int64_t cols = args.n - col0 < kNr ? args.n - col0 : kNr;
     int64_t r = 0;
     for (; r + kMaxRows <= args.m; r += kMaxRows) {
-      Block<kMaxRows>(args.a + r * args.lda, args.lda, panel, args.c + r * args.n + col0, args.n,
-                      cols);
+      Block<kMaxRows, kPrefetch>(args.a + r * args.lda, args.lda, panel, args.c + r * args.n + col0,
+                                 args.n, cols, pf);
     }
     if (r < args.m) {
-      Block<1>(args.a + r * args.lda, args.lda, panel, args.c + r * args.n + col0, args.n, cols);
+      Block<1, kPrefetch>(args.a + r * args.lda, args.lda, panel, args.c + r * args.n + col0,
+                          args.n, cols, pf);
     }
   }
 }
 
-uint64_t StreamReadAvx2(const uint8_t* p, int64_t n) {
+void MatmulAvx2(const MatmulI8Args& args, int64_t panel_begin, int64_t panel_end) {
+  if (args.prefetch_bytes > 0) {
+    Panels<true>(args, panel_begin, panel_end);
+  } else {
+    Panels<false>(args, panel_begin, panel_end);
+  }
+}
+
+uint64_t StreamReadAvx2(const uint8_t* p, int64_t n, int64_t pf) {
   __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
   for (int64_t i = 0; i < n; i += 64) {
+    if (pf > 0) _mm_prefetch(reinterpret_cast<const char*>(p + i + pf), _MM_HINT_T0);
     a0 = _mm256_add_epi64(a0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)));
     a1 = _mm256_add_epi64(a1, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 32)));
   }
@@ -111,6 +125,7 @@ constexpr MatmulI8Kernel kAvx2Kernel = {
     .isa = CpuIsa::kAvx2,
     .panel_cols = kNr,
     .offset_weights = false,
+    .prefetch_bytes = 2048,
     .matmul = &MatmulAvx2,
     .row_sums = nullptr,
     .stream_read = &StreamReadAvx2,

@@ -33,10 +33,12 @@ inline int32_t Load4(const int8_t* a) {
   return v;
 }
 
-// Rows [0, kRows) of a (lda bytes apart, lda a multiple of 4) times one panel.
-template <int kRows>
+// Rows [0, kRows) of a (lda bytes apart, lda a multiple of 4) times one panel. With kPrefetch,
+// each group also asks for the weight bytes `pf` ahead of it (panels lie back to back, so that
+// runs on into the next panel; a prefetch past the end of the weights cannot fault).
+template <int kRows, bool kPrefetch>
 void Block(const int8_t* a, int64_t lda, const uint8_t* panel, const int32_t* row_sums, int32_t* c,
-           int64_t ldc, int64_t cols) {
+           int64_t ldc, int64_t cols, int64_t pf) {
   constexpr size_t kR = kRows;
   constexpr auto kV = static_cast<size_t>(kVectors);
   __m512i acc[kR][kV];
@@ -52,6 +54,11 @@ void Block(const int8_t* a, int64_t lda, const uint8_t* panel, const int32_t* ro
     const __m512i w0 = _mm512_loadu_si512(w);
     const __m512i w1 = _mm512_loadu_si512(w + 64);
     const __m512i w2 = _mm512_loadu_si512(w + 128);
+    if constexpr (kPrefetch) {
+      _mm_prefetch(reinterpret_cast<const char*>(w + pf), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(w + pf + 64), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(w + pf + 128), _MM_HINT_T0);
+    }
 #pragma GCC unroll 8
     for (size_t r = 0; r < kR; ++r) {
       const __m512i br = _mm512_set1_epi32(Load4(a + static_cast<int64_t>(r) * lda + 4 * g));
@@ -83,8 +90,13 @@ void Block(const int8_t* a, int64_t lda, const uint8_t* panel, const int32_t* ro
 
 template <int kRows>
 void Rows(const MatmulI8Args& args, int64_t r, const uint8_t* panel, int64_t col0, int64_t cols) {
-  Block<kRows>(args.a + r * args.lda, args.lda, panel, args.row_sums + r,
-               args.c + r * args.n + col0, args.n, cols);
+  if (args.prefetch_bytes > 0) {
+    Block<kRows, true>(args.a + r * args.lda, args.lda, panel, args.row_sums + r,
+                       args.c + r * args.n + col0, args.n, cols, args.prefetch_bytes);
+  } else {
+    Block<kRows, false>(args.a + r * args.lda, args.lda, panel, args.row_sums + r,
+                        args.c + r * args.n + col0, args.n, cols, 0);
+  }
 }
 
 // Rows [r, r + rows) against one panel, 1 <= rows <= kMaxRows.
@@ -151,10 +163,15 @@ void RowSumsAvx512(const int8_t* a, int64_t m, int64_t k, int32_t* sums) {  // k
   }
 }
 
-uint64_t StreamReadAvx512(const uint8_t* p, int64_t n) {
+// The probe reads as the kernel does: 64-byte loads, and the same prefetch distance.
+uint64_t StreamReadAvx512(const uint8_t* p, int64_t n, int64_t pf) {
   __m512i a0 = _mm512_setzero_si512(), a1 = _mm512_setzero_si512();
   int64_t i = 0;
   for (; i + 128 <= n; i += 128) {
+    if (pf > 0) {
+      _mm_prefetch(reinterpret_cast<const char*>(p + i + pf), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(p + i + pf + 64), _MM_HINT_T0);
+    }
     a0 = _mm512_add_epi64(a0, _mm512_loadu_si512(p + i));
     a1 = _mm512_add_epi64(a1, _mm512_loadu_si512(p + i + 64));
   }
@@ -170,6 +187,7 @@ constexpr MatmulI8Kernel kAvx512VnniKernel = {
     .isa = CpuIsa::kAvx512Vnni,
     .panel_cols = kNr,
     .offset_weights = true,
+    .prefetch_bytes = 2048,
     .matmul = &MatmulAvx512Vnni,
     .row_sums = &RowSumsAvx512,
     .stream_read = &StreamReadAvx512,

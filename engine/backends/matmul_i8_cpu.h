@@ -29,21 +29,28 @@ struct MatmulI8Args {
   int64_t n = 0;
   const int32_t* row_sums = nullptr;  // [m] sum_k a[i][k], for offset kernels
   int32_t* c = nullptr;               // [m, n] int32, row-major
+  // Software prefetch: how many bytes ahead of its weight loads the kernel asks for the weights
+  // (0: none; kernels without prefetch ignore it). Never changes a result.
+  int64_t prefetch_bytes = 0;
 };
 
 struct MatmulI8Kernel {
   CpuIsa isa = CpuIsa::kScalar;
   int64_t panel_cols = 16;
   bool offset_weights = false;
+  // The prefetch distance this kernel runs at unless told otherwise (MatmulI8Args, 0: the kernel
+  // has no software prefetch). Measured on the hosts docs/RESULTS.md names.
+  int64_t prefetch_bytes = 0;
   // c[:, p*NR .. p*NR+NR) for the panels p in [panel_begin, panel_end), every row of a.
   void (*matmul)(const MatmulI8Args& args, int64_t panel_begin, int64_t panel_end) = nullptr;
   // sums[i] = sum_k a[i][k] for i in [0, m), rows lda bytes apart; offset kernels only (null
   // otherwise).
   void (*row_sums)(const int8_t* a, int64_t m, int64_t lda, int32_t* sums) = nullptr;
   // The GEMV's memory traffic without its arithmetic: reads bytes [0, n) (n a multiple of 64)
-  // with the kernel's loads and returns a wrapping sum of the 64-bit words, so the reads cannot
-  // be elided. The memory-bandwidth probe of the benchmark.
-  uint64_t (*stream_read)(const uint8_t* p, int64_t n) = nullptr;
+  // with the kernel's loads and, when prefetch_bytes > 0, its software prefetch that far ahead,
+  // and returns a wrapping sum of the 64-bit words, so the reads cannot be elided. The
+  // memory-bandwidth probe of the benchmark.
+  uint64_t (*stream_read)(const uint8_t* p, int64_t n, int64_t prefetch_bytes) = nullptr;
 };
 
 // The kernel of one ISA level; the caller checks CpuSupports(isa) first.

@@ -82,7 +82,7 @@ void MatmulNeon(const MatmulI8Args& args, int64_t panel_begin, int64_t panel_end
   }
 }
 
-uint64_t StreamReadNeon(const uint8_t* p, int64_t n) {
+uint64_t StreamReadNeon(const uint8_t* p, int64_t n, int64_t) {
   uint64x2_t a0 = vdupq_n_u64(0), a1 = vdupq_n_u64(0), a2 = vdupq_n_u64(0), a3 = vdupq_n_u64(0);
   for (int64_t i = 0; i < n; i += 64) {
     a0 = vaddq_u64(a0, vreinterpretq_u64_u8(vld1q_u8(p + i)));

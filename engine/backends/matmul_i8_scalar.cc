@@ -35,7 +35,7 @@ void MatmulScalar(const MatmulI8Args& args, int64_t panel_begin, int64_t panel_e
   }
 }
 
-uint64_t StreamReadScalar(const uint8_t* p, int64_t n) {
+uint64_t StreamReadScalar(const uint8_t* p, int64_t n, int64_t) {
   uint64_t acc[8] = {};
   for (int64_t i = 0; i < n; i += 64) {
     for (int64_t w = 0; w < 8; ++w) {

@@ -17,30 +17,39 @@ namespace dv {
 namespace {
 
 // Sets DETVERIFY_CPU_ISA for one scope and restores the previous value.
-class ScopedIsaEnv {
+// Sets (or, for nullptr, unsets) an environment variable for one scope.
+class ScopedEnv {
  public:
-  explicit ScopedIsaEnv(const char* value) {
-    if (const char* old = std::getenv("DETVERIFY_CPU_ISA")) {
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) {
       had_ = true;
       old_ = old;
     }
     if (value) {
-      setenv("DETVERIFY_CPU_ISA", value, 1);
+      setenv(name, value, 1);
     } else {
-      unsetenv("DETVERIFY_CPU_ISA");
+      unsetenv(name);
     }
   }
-  ~ScopedIsaEnv() {
+  ~ScopedEnv() {
     if (had_) {
-      setenv("DETVERIFY_CPU_ISA", old_.c_str(), 1);
+      setenv(name_, old_.c_str(), 1);
     } else {
-      unsetenv("DETVERIFY_CPU_ISA");
+      unsetenv(name_);
     }
   }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
 
  private:
+  const char* name_;
   bool had_ = false;
   std::string old_;
+};
+
+class ScopedIsaEnv : public ScopedEnv {
+ public:
+  explicit ScopedIsaEnv(const char* value) : ScopedEnv("DETVERIFY_CPU_ISA", value) {}
 };
 
 TEST(CpuFeatures, NamesRoundTrip) {
@@ -81,7 +90,7 @@ TEST(CpuFeatures, EnvironmentSelectsALevel) {
   for (CpuIsa isa : SupportedCpuIsas()) {
     ScopedIsaEnv env(std::string(CpuIsaName(isa)).c_str());
     EXPECT_EQ(CpuIsaFromEnvironment(), isa);
-    EXPECT_EQ(MakeCpuBackend({1, std::nullopt, false})->isa(), isa);
+    EXPECT_EQ(MakeCpuBackend({1, std::nullopt, false, std::nullopt})->isa(), isa);
   }
 }
 
@@ -94,7 +103,7 @@ TEST(CpuFeatures, EnvironmentRefusesUnknownNames) {
     EXPECT_NE(std::string(e.what()).find("DETVERIFY_CPU_ISA"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("avx1024"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(MakeCpuBackend({1, std::nullopt, false}), BackendError);
+  EXPECT_THROW(MakeCpuBackend({1, std::nullopt, false, std::nullopt}), BackendError);
 }
 
 TEST(CpuFeatures, LevelsThisCpuLacksAreRefused) {
@@ -109,9 +118,64 @@ TEST(CpuFeatures, LevelsThisCpuLacksAreRefused) {
     } catch (const BackendError& e) {
       EXPECT_NE(std::string(e.what()).find("CPUID offers"), std::string::npos) << e.what();
     }
-    EXPECT_THROW(MakeCpuBackend({1, isa, false}), BackendError);
+    EXPECT_THROW(MakeCpuBackend({1, isa, false, std::nullopt}), BackendError);
   }
   if (!any_missing) GTEST_SKIP() << "this CPU supports every level";
+}
+
+// The GEMM's software prefetch distance: the kernel's own by default (none for the scalar and
+// NEON kernels, which have no prefetch), DETVERIFY_PREFETCH or the option otherwise.
+TEST(CpuPrefetch, DistanceFromKernelEnvironmentOrOption) {
+  ScopedEnv unset("DETVERIFY_PREFETCH", nullptr);
+  EXPECT_EQ(MakeCpuBackend({1, CpuIsa::kScalar, false, std::nullopt})->prefetch_bytes(), 0);
+  EXPECT_EQ(MakeCpuBackend({1, CpuIsa::kScalar, false, 4096})->prefetch_bytes(), 0);
+  for (CpuIsa isa : {CpuIsa::kAvx2, CpuIsa::kAvx512Vnni}) {
+    if (!CpuSupports(isa)) continue;
+    EXPECT_EQ(MakeCpuBackend({1, isa, false, std::nullopt})->prefetch_bytes(), 2048);
+    EXPECT_EQ(MakeCpuBackend({1, isa, false, 0})->prefetch_bytes(), 0);
+    EXPECT_EQ(MakeCpuBackend({1, isa, false, 512})->prefetch_bytes(), 512);
+    {
+      ScopedEnv env("DETVERIFY_PREFETCH", "off");
+      EXPECT_EQ(MakeCpuBackend({1, isa, false, std::nullopt})->prefetch_bytes(), 0);
+      EXPECT_EQ(MakeCpuBackend({1, isa, false, 1024})->prefetch_bytes(), 1024);  // option wins
+    }
+    {
+      ScopedEnv env("DETVERIFY_PREFETCH", "4096");
+      EXPECT_EQ(MakeCpuBackend({1, isa, false, std::nullopt})->prefetch_bytes(), 4096);
+    }
+    {
+      ScopedEnv env("DETVERIFY_PREFETCH", "1000");
+      try {
+        MakeCpuBackend({1, isa, false, std::nullopt});
+        FAIL() << "no exception";
+      } catch (const BackendError& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "DETVERIFY_PREFETCH='1000' 1000: a multiple of 64 bytes from 0 to 65536 was "
+                  "expected");
+      }
+    }
+  }
+}
+
+TEST(CpuPrefetch, ParsesOffDefaultAndByteCounts) {
+  EXPECT_EQ(ParsePrefetchBytes("off", 2048), 0);
+  EXPECT_EQ(ParsePrefetchBytes("default", 2048), 2048);
+  EXPECT_EQ(ParsePrefetchBytes("0", 2048), 0);
+  EXPECT_EQ(ParsePrefetchBytes("64", 2048), 64);
+  EXPECT_EQ(ParsePrefetchBytes("65536", 2048), 65536);
+  for (const char* bad :
+       {"", "on", "-64", "+64", "64 ", "0x40", "65600", "63", "99999999999999999999"}) {
+    try {
+      ParsePrefetchBytes(bad, 2048);
+      FAIL() << "no exception for '" << bad << "'";
+    } catch (const BackendError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("DETVERIFY_PREFETCH='") + bad + "'"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_THROW(CheckedPrefetchBytes(-64, "x"), BackendError);
+  EXPECT_EQ(CheckedPrefetchBytes(128, "x"), 128);
 }
 
 }  // namespace

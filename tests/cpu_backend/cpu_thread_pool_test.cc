@@ -18,7 +18,7 @@ namespace {
 
 TEST(CpuParallelFor, CoversEveryIndexOnce) {
   for (int threads : {1, 2, 3, 4}) {
-    auto backend = MakeCpuBackend({threads, CpuIsa::kScalar, false});
+    auto backend = MakeCpuBackend({threads, CpuIsa::kScalar, false, std::nullopt});
     ASSERT_EQ(backend->NumThreads(), threads);
     for (int64_t n : {0, 1, 2, 3, 7, 8, 9, 100, 1000, 4097}) {
       std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
@@ -37,7 +37,7 @@ TEST(CpuParallelFor, CoversEveryIndexOnce) {
 }
 
 TEST(CpuParallelFor, NestedCallsRunInline) {
-  auto backend = MakeCpuBackend({3, CpuIsa::kScalar, false});
+  auto backend = MakeCpuBackend({3, CpuIsa::kScalar, false, std::nullopt});
   std::atomic<int64_t> total{0};
   backend->ParallelFor(6, [&](int64_t begin, int64_t end, int) {
     for (int64_t i = begin; i < end; ++i) {
@@ -48,7 +48,7 @@ TEST(CpuParallelFor, NestedCallsRunInline) {
 }
 
 TEST(CpuParallelFor, ManyShortRegions) {
-  auto backend = MakeCpuBackend({2, CpuIsa::kScalar, false});
+  auto backend = MakeCpuBackend({2, CpuIsa::kScalar, false, std::nullopt});
   int64_t expected = 0;
   std::atomic<int64_t> total{0};
   for (int r = 0; r < 20000; ++r) {

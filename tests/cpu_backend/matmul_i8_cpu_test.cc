@@ -23,7 +23,7 @@ void CheckShape(Backend& backend, int64_t m, int64_t k, int64_t n, test::TestRng
 TEST_P(MatmulI8Cpu, OddShapesEveryThreadCount) {
   test::TestRng rng(11);
   for (int threads : {1, 2, 3, 4}) {
-    auto backend = MakeCpuBackend({threads, GetParam(), false});
+    auto backend = MakeCpuBackend({threads, GetParam(), false, std::nullopt});
     for (int64_t m : {1, 2, 3, 5, 6, 7, 8, 9, 13, 16, 17}) {
       for (int64_t k : {1, 3, 4, 5, 12, 28, 63, 64, 65, 130}) {
         for (int64_t n : {1, 15, 16, 17, 47, 48, 49, 63, 64, 65, 97, 130}) {
@@ -34,9 +34,24 @@ TEST_P(MatmulI8Cpu, OddShapesEveryThreadCount) {
   }
 }
 
+// Software prefetch only asks for bytes early: at any distance (beyond a panel, beyond the
+// weights' end) the products stay MatmulI8Ref's.
+TEST_P(MatmulI8Cpu, SameProductsAtEveryPrefetchDistance) {
+  test::TestRng rng(13);
+  for (int64_t prefetch : {0, 64, 192, 2048, 65536}) {
+    auto backend = MakeCpuBackend({2, GetParam(), false, prefetch});
+    for (int64_t m : {1, 3, 8, 9}) {
+      for (int64_t k : {4, 65, 130}) {
+        for (int64_t n : {17, 48, 97}) CheckShape(*backend, m, k, n, rng);
+      }
+    }
+    CheckShape(*backend, 1, 1024, 2048, rng);
+  }
+}
+
 TEST_P(MatmulI8Cpu, ModelShapes) {
   test::TestRng rng(12);
-  auto backend = MakeCpuBackend({2, GetParam(), true});
+  auto backend = MakeCpuBackend({2, GetParam(), true, std::nullopt});
   for (int64_t m : {1, 8, 37}) {
     CheckShape(*backend, m, 1024, 2048, rng);
     CheckShape(*backend, m, 3072, 1024, rng);
@@ -49,7 +64,7 @@ TEST_P(MatmulI8Cpu, ModelShapes) {
 TEST_P(MatmulI8Cpu, ExtremeValuesAtTheLargestInnerDimension) {
   const int64_t k = ((int64_t{1} << 31) - 1) / (127 * 128);
   const int64_t m = 3, n = 70;
-  auto backend = MakeCpuBackend({2, GetParam(), false});
+  auto backend = MakeCpuBackend({2, GetParam(), false, std::nullopt});
   for (int pattern = 0; pattern < 3; ++pattern) {
     std::vector<int8_t> a(static_cast<size_t>(m * k)), w(static_cast<size_t>(k * n));
     for (size_t i = 0; i < a.size(); ++i)
