@@ -318,6 +318,7 @@ struct BenchRun {
   int threads = 0;
   std::optional<CpuIsa> isa;        // the int8 engine's cpu backend: its level
   int64_t prefetch_bytes = 0;       // the cpu backend's GEMM software prefetch (0: none)
+  bool regions = true;              // the cpu backend runs a forward pass as one team region
   std::optional<FloatDType> dtype;  // the float engine: its precision
   std::string blas;                 // the float engine: OpenBLAS's description
   int64_t packed_weight_bytes = 0;  // the cpu backend's re-laid-out or the float engine's weights
@@ -367,6 +368,7 @@ BenchModel LoadIntModel(const BenchOptions& o, BenchRun& run) {
     auto b = MakeCpuBackend(co);
     run.isa = b->isa();
     run.prefetch_bytes = b->prefetch_bytes();
+    run.regions = b->regions();
     backend = std::move(b);
   } else {
     BackendOptions bo;
@@ -383,7 +385,7 @@ BenchModel LoadIntModel(const BenchOptions& o, BenchRun& run) {
     run.what += " (" + std::string(CpuIsaName(*run.isa)) +
                 (run.prefetch_bytes > 0 ? ", prefetch " + std::to_string(run.prefetch_bytes) + " B"
                                         : std::string()) +
-                ")";
+                (run.regions ? std::string() : ", one pool job per loop") + ")";
   }
   for (const auto& [key, value] : backend->DeviceFacts()) {
     if (key == "name") run.what += " on " + value;
@@ -483,7 +485,7 @@ BenchRun Measure(const BenchOptions& o, const BenchPlan& plan, const BenchProgre
   // with its neighbours' load, so there are probes before, between and after the runs: the
   // roofline uses the best pass of all of them (the least flattering fraction), and each batch-1
   // run is also compared with the probe taken just before it.
-  std::unique_ptr<CpuBackend> probe = MakeCpuBackend({0, BestCpuIsa(), true, std::nullopt});
+  std::unique_ptr<CpuBackend> probe = MakeCpuBackend({0, BestCpuIsa(), true, std::nullopt, true});
   const int64_t probe_bytes = o.bandwidth_mib << 20;
   run.bw_huge = probe->MeasureReadBandwidth(probe_bytes, kProbePasses, true);
   run.bw_small = probe->MeasureReadBandwidth(probe_bytes, kProbePasses, false);
@@ -588,6 +590,7 @@ nlohmann::json BenchReport(const BenchOptions& o, const BenchRun& run) {
   if (run.isa) {
     doc["isa"] = std::string(CpuIsaName(*run.isa));
     doc["prefetch_bytes"] = run.prefetch_bytes;
+    doc["regions"] = run.regions;
     doc["packed_weight_bytes"] = run.packed_weight_bytes;
   }
   if (run.dtype) {
@@ -790,9 +793,10 @@ void SetupBenchCommand(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--backend", opt->backend, "cpu | reference | cuda (int8 engine)")
       ->capture_default_str();
   cmd->add_option("--threads", opt->threads, "threads (0: every CPU)")->check(CLI::Range(0, 1024));
-  cmd->add_option("--isa", opt->isa,
-                  "cpu backend ISA level: scalar | neon | neondot | avx2 | avx512vnni (default: "
-                  "DETVERIFY_CPU_ISA or the best the CPU offers)");
+  cmd->add_option(
+      "--isa", opt->isa,
+      "cpu backend ISA level: scalar | neon | neondot | avx2 | avx512vnni | amx (default: "
+      "DETVERIFY_CPU_ISA or the best the CPU offers)");
   cmd->add_option("--prefill", opt->prefill, "prompt lengths to prefill, comma separated")
       ->capture_default_str();
   cmd->add_option("--decode-batch", opt->decode_batches, "decode batch sizes, comma separated")

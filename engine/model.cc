@@ -146,6 +146,19 @@ void IntQwen3::EnsureWorkspace(int64_t tokens, int64_t max_slots, int64_t rows) 
   }
 }
 
+void IntQwen3::AnnounceProduct(int64_t layer, int first) const {
+  if (layer >= w_.config.n_layers) {
+    const PackedWeight* const head[] = {head_.get()};
+    backend_.WillMultiply(head);
+    return;
+  }
+  const PackedLayer& P = packed_[Sz(layer)];
+  const PackedWeight* const products[][3] = {
+      {P.q.get(), P.k.get(), P.v.get()}, {P.o.get()}, {P.gate.get(), P.up.get()}, {P.down.get()}};
+  const size_t counts[] = {3, 1, 2, 1};
+  backend_.WillMultiply(std::span(products[first], counts[first]));
+}
+
 int32_t IntQwen3::GreedyPick(const int32_t* logits) const {
   return ops_.GreedyPick(logits, w_.head_m.data(), w_.config.vocab);
 }
@@ -218,35 +231,39 @@ void IntQwen3::Forward(std::span<ForwardRow> rows, TraceSink* trace) {
   }
   TraceRecorder tr(trace);
   tr.RecordInputs(w_, ws.ids.data(), ws.pos.data(), tokens);
+  // One region for the whole pass: the backend keeps its threads in it from one loop to the next.
+  backend_.RunRegion([&] {
+    AnnounceProduct(0, 0);
+    // Embedding (SPEC §5.2): h = renorm(e8[id] * m[id]) at scale 2^-k[id].
+    backend_.ParallelFor(tokens, [&](int64_t begin, int64_t end, int) {
+      for (int64_t t = begin; t < end; ++t) {
+        const auto id = Sz(ws.ids[Sz(t)]);
+        ws.k_res[Sz(t)] =
+            ResidualFromDelta(w_.embed_e8 + static_cast<int64_t>(id) * c.hidden, c.hidden,
+                              w_.embed_m[id], w_.embed_k[id], ws.h.data() + t * c.hidden);
+      }
+    });
+    tr.Record("", "embed.h", {tokens, c.hidden}, ws.h.data());
+    tr.Record("", "embed.k_res", {tokens}, ws.k_res.data());
+    tr.Flush();
 
-  // Embedding (SPEC §5.2): h = renorm(e8[id] * m[id]) at scale 2^-k[id].
-  backend_.ParallelFor(tokens, [&](int64_t begin, int64_t end, int) {
-    for (int64_t t = begin; t < end; ++t) {
-      const auto id = Sz(ws.ids[Sz(t)]);
-      ws.k_res[Sz(t)] =
-          ResidualFromDelta(w_.embed_e8 + static_cast<int64_t>(id) * c.hidden, c.hidden,
-                            w_.embed_m[id], w_.embed_k[id], ws.h.data() + t * c.hidden);
+    // The decoder layers (SPEC §5.3-§5.5): attention, then the MLP, each added to the residual.
+    for (int64_t layer = 0; layer < c.n_layers; ++layer) {
+      AttentionBlock(layer, tr);
+      tr.Flush();
+      MlpBlock(layer, tr);
+      tr.Flush();
     }
+    ThrowOnDivisionByZero();
+    for (ForwardRow& r : rows) r.cache->Advance(r.n_tokens);
+
+    // Final norm (no smoothing) and the LM head (SPEC §5.6), for the tokens whose logits are
+    // wanted.
+    NormQuant(nullptr, 0, ws.x8.data(), ws.xm.data(), ws.xk.data(), tr.on() ? "final." : "", tr);
+    LmHead(rows);
+    if (rows[0].all_logits) tr.Record("", "final.logits", {tokens, c.vocab}, rows[0].all_logits);
+    tr.Flush();
   });
-  tr.Record("", "embed.h", {tokens, c.hidden}, ws.h.data());
-  tr.Record("", "embed.k_res", {tokens}, ws.k_res.data());
-  tr.Flush();
-
-  // The decoder layers (SPEC §5.3-§5.5): attention, then the MLP, each added to the residual.
-  for (int64_t layer = 0; layer < c.n_layers; ++layer) {
-    AttentionBlock(layer, tr);
-    tr.Flush();
-    MlpBlock(layer, tr);
-    tr.Flush();
-  }
-  ThrowOnDivisionByZero();
-  for (ForwardRow& r : rows) r.cache->Advance(r.n_tokens);
-
-  // Final norm (no smoothing) and the LM head (SPEC §5.6), for the tokens whose logits are wanted.
-  NormQuant(nullptr, 0, ws.x8.data(), ws.xm.data(), ws.xk.data(), tr.on() ? "final." : "", tr);
-  LmHead(rows);
-  if (rows[0].all_logits) tr.Record("", "final.logits", {tokens, c.vocab}, rows[0].all_logits);
-  tr.Flush();
   for (ThreadScratch& s : ws.scratch) {
     wraps_.q_quant += s.wraps_q.events;
     wraps_.down_input += s.wraps_down.events;
@@ -335,6 +352,7 @@ void IntQwen3::AttentionBlock(int64_t layer, TraceRecorder& tr) {
   const PackedWeight* const qkv[] = {P.q.get(), P.k.get(), P.v.get()};
   int32_t* const qkv_out[] = {ws.pq.data(), ws.pk.data(), ws.pv.data()};
   backend_.MatmulI8Fused(ws.x8.data(), M, qkv, qkv_out);
+  AnnounceProduct(layer, 1);
   QkvHeads(layer, pre, tr);
   Attention(layer, pre, tr);
 
@@ -358,6 +376,7 @@ void IntQwen3::AttentionBlock(int64_t layer, TraceRecorder& tr) {
   tr.Record(pre, "am", {M}, ws.xm.data());
   tr.Record(pre, "ak", {M}, ws.xk.data());
   backend_.MatmulI8(a8, M, *P.o, ws.po.data());
+  AnnounceProduct(layer, 2);
 
   AddToResidual(L.o, pre, "Po", "o", tr);
 }
@@ -545,6 +564,7 @@ void IntQwen3::MlpBlock(int64_t layer, TraceRecorder& tr) {
   const PackedWeight* const gate_up[] = {P.gate.get(), P.up.get()};
   int32_t* const gate_up_out[] = {ws.pg.data(), ws.pu.data()};
   backend_.MatmulI8Fused(ws.x8.data(), M, gate_up, gate_up_out);
+  AnnounceProduct(layer, 3);
   tr.Record(pre, "Pg", {M, inter}, ws.pg.data());
   tr.Record(pre, "Pu", {M, inter}, ws.pu.data());
 
@@ -618,6 +638,7 @@ void IntQwen3::MlpBlock(int64_t layer, TraceRecorder& tr) {
   tr.Record(pre, "down_xm", {M}, ws.xm.data());
   tr.Record(pre, "down_xk", {M}, ws.xk.data());
   backend_.MatmulI8(dx8, M, *P.down, ws.po.data());
+  AnnounceProduct(layer + 1, 0);
 
   AddToResidual(L.down, pre, "Pdown", "down", tr);
 }

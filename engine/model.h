@@ -114,6 +114,10 @@ class IntQwen3 {
   void NormQuant(const std::vector<int64_t>* smooth_m, int64_t smooth_k, int8_t* x8, int64_t* xm,
                  int64_t* xk, const std::string& pre, TraceRecorder& tr);
   void LmHead(std::span<ForwardRow> rows);
+  // Tells the backend which weights the next product reads (Backend::WillMultiply): those of
+  // layer `layer` starting with `first` (0 q/k/v, 1 o, 2 gate/up, 3 down), or the LM head past
+  // the last layer.
+  void AnnounceProduct(int64_t layer, int first) const;
 
   const ModelWeights& w_;
   Backend& backend_;

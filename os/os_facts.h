@@ -28,9 +28,19 @@ struct Aarch64Features {
 };
 Aarch64Features ReadAarch64Features();
 
+// Asks the OS to let this process use the x86 AMX tile data registers (Linux >= 5.16:
+// arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA), which every thread then may use); true
+// when granted now or before. false on other OSes and architectures, and where the kernel or
+// the CPU refuses.
+bool RequestAmxTileData();
+
 int64_t OnlineCpuCount();       // online logical CPUs, 0 when unknown
 int UsableCpuCount();           // CPUs this process may run on (affinity), at least 1
 int64_t PhysicalMemoryBytes();  // 0 when unknown
+// One CPU's share of the level-2 cache the first CPU uses: its size divided by the CPUs that
+// share it (Linux sysfs cache/index*/{level,type,size,shared_cpu_list}; macOS
+// hw.perflevel0.l2cachesize / hw.perflevel0.cpusperl2, else hw.l2cachesize). 0 when unknown.
+int64_t L2CacheBytesPerCpu();
 std::string OsName();  // "Debian GNU/Linux 12 (bookworm)", "macOS 14.2.1", or uname's sysname
 std::string KernelRelease();  // uname release, "" when unknown
 std::string MachineName();    // uname machine, "" when unknown

@@ -2,6 +2,7 @@
 // sched_getaffinity.
 #include <sched.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -182,9 +183,35 @@ Aarch64Features ReadAarch64Features() {
   return f;
 }
 
+bool RequestAmxTileData() {
+#if defined(__x86_64__) && defined(SYS_arch_prctl)
+  constexpr int kArchReqXcompPerm = 0x1023;  // linux/arch/x86/include/uapi/asm/prctl.h
+  constexpr int kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
+
 int64_t OnlineCpuCount() {
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   return cores > 0 ? int64_t{cores} : int64_t{0};
+}
+
+int64_t L2CacheBytesPerCpu() {
+  for (int index = 0; index < 16; ++index) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    const std::string level = Trim(ReadSmallFile((dir + "/level").c_str()));
+    if (level.empty()) break;
+    const std::string type = Trim(ReadSmallFile((dir + "/type").c_str()));
+    if (level != "2" || (type != "Unified" && type != "Data")) continue;
+    const int64_t size = internal::ParseCacheSize(ReadSmallFile((dir + "/size").c_str()));
+    const int64_t sharing =
+        internal::CountCpuList(ReadSmallFile((dir + "/shared_cpu_list").c_str()));
+    if (size <= 0) return 0;
+    return size / (sharing > 0 ? sharing : 1);
+  }
+  return 0;
 }
 
 int UsableCpuCount() {

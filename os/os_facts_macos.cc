@@ -79,6 +79,9 @@ Aarch64Features ReadAarch64Features() {
   return f;
 }
 
+// No Mac has AMX tiles (Apple's matrix unit is another thing, reached only through Accelerate).
+bool RequestAmxTileData() { return false; }
+
 int64_t OnlineCpuCount() { return SysctlInt("hw.logicalcpu", 0); }
 
 // macOS has no affinity masks a process is confined to; the active CPUs are all usable.
@@ -88,6 +91,18 @@ int UsableCpuCount() {
 }
 
 int64_t PhysicalMemoryBytes() { return SysctlInt("hw.memsize", 0); }
+
+// Apple silicon describes its performance cores' cluster (perflevel0), whose L2 a cluster
+// shares; Intel Macs give one per-core hw.l2cachesize.
+int64_t L2CacheBytesPerCpu() {
+  const int64_t cluster = SysctlInt("hw.perflevel0.l2cachesize", 0);
+  if (cluster > 0) {
+    const int64_t sharing = SysctlInt("hw.perflevel0.cpusperl2", 1);
+    return cluster / (sharing > 0 ? sharing : 1);
+  }
+  const int64_t size = SysctlInt("hw.l2cachesize", 0);
+  return size > 0 ? size : 0;
+}
 
 std::string OsName() {
   const std::string version = SysctlString("kern.osproductversion");  // "14.2.1"

@@ -21,7 +21,7 @@ void BM_MatmulI8Layers(benchmark::State& state) {
     state.SkipWithError("ISA level not supported here");
     return;
   }
-  auto backend = MakeCpuBackend({threads, isa, true, std::nullopt});
+  auto backend = MakeCpuBackend({threads, isa, true, std::nullopt, true});
   struct Shape {
     int64_t k, n;
   };
@@ -50,7 +50,7 @@ void BM_MatmulI8Layers(benchmark::State& state) {
 }
 
 void MatmulArgs(benchmark::internal::Benchmark* b) {
-  for (int isa : {0, 1, 2, 3, 4}) {  // CpuIsa: scalar, neon, avx2, avx512vnni, neondot
+  for (int isa : {0, 1, 2, 3, 4, 5}) {  // CpuIsa: scalar, neon, avx2, avx512vnni, neondot, amx
     for (int threads : {1, 2}) {
       for (int m : {1, 4, 8, 64}) b->Args({m, threads, isa});
     }
@@ -63,7 +63,7 @@ BENCHMARK(BM_MatmulI8Layers)->Apply(MatmulArgs);
 // BM_MatmulI8Layers at m = 1 is measured against.
 void BM_StreamRead(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
-  auto backend = MakeCpuBackend({threads, BestCpuIsa(), true, std::nullopt});
+  auto backend = MakeCpuBackend({threads, BestCpuIsa(), true, std::nullopt, true});
   int64_t bytes = 0;
   for (auto _ : state) {
     const ReadBandwidthSample s = backend->MeasureReadBandwidth(int64_t{256} << 20, 1, true);

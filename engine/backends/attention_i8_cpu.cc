@@ -17,10 +17,12 @@ const AttentionI8Kernel& AttentionI8KernelFor(CpuIsa isa) {
     case CpuIsa::kAvx2:
       return *AttentionI8KernelAvx2();
     case CpuIsa::kAvx512Vnni:
+    case CpuIsa::kAmx:  // the tiles are for the GEMM; attention stays on AVX-512
       return *AttentionI8KernelAvx512Vnni();
 #else
     case CpuIsa::kAvx2:
     case CpuIsa::kAvx512Vnni:
+    case CpuIsa::kAmx:
       break;
 #endif
   }

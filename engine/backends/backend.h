@@ -19,27 +19,34 @@
 
 namespace dv {
 
-// A borrowed callable void(int64_t begin, int64_t end, int thread): two pointers, so passing a
-// lambda never allocates (std::function would for captures beyond its small buffer, once per
-// call in the decode loop). Valid only while the callable it refers to lives; a temporary lambda
-// passed straight to ParallelFor lives until the call returns.
-class RangeFn {
+// A borrowed callable: two pointers, so passing a lambda never allocates (std::function would
+// for captures beyond its small buffer, once per call in the decode loop). Valid only while the
+// callable it refers to lives; a temporary lambda passed straight to a call lives until the call
+// returns.
+template <typename Signature>
+class FunctionRef;
+
+template <typename R, typename... Args>
+class FunctionRef<R(Args...)> {
  public:
   template <typename F>
-  requires(!std::is_same_v<std::remove_cvref_t<F>, RangeFn>)
-      RangeFn(F&& f)  // NOLINT(google-explicit-constructor): binds lambdas at call sites
+  requires(!std::is_same_v<std::remove_cvref_t<F>, FunctionRef>)
+      FunctionRef(F&& f)  // NOLINT(google-explicit-constructor): binds lambdas at call sites
       : obj_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
         call_(&Invoke<std::remove_reference_t<F>>) {}
-  void operator()(int64_t begin, int64_t end, int thread) const { call_(obj_, begin, end, thread); }
+  R operator()(Args... args) const { return call_(obj_, args...); }
 
  private:
   template <typename F>
-  static void Invoke(void* obj, int64_t begin, int64_t end, int thread) {
-    (*static_cast<F*>(obj))(begin, end, thread);
+  static R Invoke(void* obj, Args... args) {
+    return (*static_cast<F*>(obj))(args...);
   }
   void* obj_;
-  void (*call_)(void*, int64_t, int64_t, int);
+  R (*call_)(void*, Args...);
 };
+
+// body(begin, end, thread) of a ParallelFor.
+using RangeFn = FunctionRef<void(int64_t begin, int64_t end, int thread)>;
 
 // The bytes of one row's K/V cache (engine/model.h KvCache), in memory the backend's kernels
 // read: zero-filled, 64-byte aligned, valid while the object lives. Each backend decides where it
@@ -89,6 +96,18 @@ class Backend {
   // disjoint outputs; results must not depend on how the range is split. Bodies must not throw
   // and must not call ParallelFor again.
   virtual void ParallelFor(int64_t n, RangeFn body) = 0;
+
+  // Runs fn() as one parallel region (a forward pass): the ParallelFor calls and products fn
+  // makes from the calling thread may share one set of running threads instead of starting each
+  // anew, and threads without work may load what the next product reads (WillMultiply). fn may
+  // throw; the exception propagates once the region is over. Only the speed may differ from
+  // calling fn() directly (the default).
+  virtual void RunRegion(FunctionRef<void()> fn) { fn(); }
+
+  // A hint: the next MatmulI8Fused (or MatmulI8) call multiplies by these weights, in this
+  // order. Inside a region a backend may start reading them while the caller does other work.
+  // Never changes a result; the default ignores it.
+  virtual void WillMultiply(std::span<const PackedWeight* const> w) { static_cast<void>(w); }
 
   // The per-row operations the model runs between GEMMs (engine/backends/row_ops.h). The
   // default is the plain definitions; a backend returns its own only if every operation gives

@@ -1,5 +1,6 @@
 #include "engine/backends/cpu_backend.h"
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -51,10 +52,11 @@ class HugePageKvStorage final : public KvStorage {
 
 class CpuBackendImpl final : public CpuBackend {
  public:
-  CpuBackendImpl(int threads, CpuIsa isa, bool huge_pages, int64_t prefetch_bytes)
+  CpuBackendImpl(int threads, CpuIsa isa, bool huge_pages, int64_t prefetch_bytes, bool regions)
       : isa_(isa),
         kernel_(MatmulI8KernelFor(isa)),
         prefetch_bytes_(prefetch_bytes),
+        regions_(regions),
         row_ops_(isa),
         pool_(threads),
         arena_(std::make_shared<CpuWeightArena>(huge_pages)) {}
@@ -65,6 +67,7 @@ class CpuBackendImpl final : public CpuBackend {
   int64_t packed_weight_bytes() const override { return arena_->allocated_bytes(); }
   bool huge_pages() const override { return arena_->huge_pages(); }
   int64_t prefetch_bytes() const override { return prefetch_bytes_; }
+  bool regions() const override { return regions_; }
   const RowOps& row_ops() const override { return row_ops_; }
   std::unique_ptr<KvStorage> AllocateKvStorage(size_t bytes) override {
     return std::make_unique<HugePageKvStorage>(bytes);
@@ -177,14 +180,68 @@ class CpuBackendImpl final : public CpuBackend {
     });
   }
 
-  // os::ParallelFor's chunks (os/thread_pool.h): one long contiguous piece of a GEMM's panels
-  // per thread, then small chunks that balance the finish.
-  void ParallelFor(int64_t n, RangeFn body) override { os::ParallelFor(pool_, n, body); }
+  // Outside a region, os::ParallelFor's chunks (os/thread_pool.h): one long contiguous piece of
+  // a GEMM's panels per thread, then small chunks that balance the finish. Inside, a loop of
+  // the region's team: each thread's home slice first, in address order, then what others left.
+  void ParallelFor(int64_t n, RangeFn body) override {
+    if (team_ != nullptr) {
+      team_->For(n, body);
+    } else {
+      os::ParallelFor(pool_, n, body);
+    }
+  }
+
+  // A forward pass as one team region (os::Team): its ~100 GEMMs and row loops start without a
+  // pool job each, and a thread waiting for the next loop (while thread 0 does a row's serial
+  // work) reads the first part of its home slice of the next product's weights into its L2
+  // cache (WillMultiply), so that part of the weight stream moves while it would stand still.
+  void RunRegion(FunctionRef<void()> fn) override {
+    if (team_ != nullptr || pool_.size() == 1 || !regions_) {
+      fn();
+      return;
+    }
+    os::TeamRunner::Run(pool_, team_storage_, [&](os::Team& team) {
+      team_ = &team;
+      struct Leave {
+        os::Team*& team;
+        ~Leave() { team = nullptr; }
+      } leave{team_};
+      fn();
+    });
+  }
+
+  // Each thread's idle read is the start of its home slice of the fused panels, at most
+  // idle_read_bytes_ (half its share of L2), within the weight that slice begins in.
+  void WillMultiply(std::span<const PackedWeight* const> w) override {
+    if (team_ == nullptr || idle_read_bytes_ <= 0 || w.empty()) return;
+    int64_t total = 0;
+    for (const PackedWeight* pw : w) total += static_cast<const CpuPackedWeight&>(*pw).panel_count;
+    const int members = team_->size();
+    if (members == 1) return;  // nobody waits while the caller works
+    idle_reads_.assign(static_cast<size_t>(members), {});
+    for (int t = 0; t < members; ++t) {
+      auto [begin, end] = os::Team::HomeRange(total, members, t);
+      int64_t first = 0;
+      for (const PackedWeight* pw : w) {
+        const auto& cw = static_cast<const CpuPackedWeight&>(*pw);
+        if (begin < first + cw.panel_count) {
+          const int64_t panel_bytes = MatmulI8PanelBytes(cw.k, kernel_);
+          const int64_t panels = std::min(end, first + cw.panel_count) - begin;
+          idle_reads_[static_cast<size_t>(t)] = {cw.panels + (begin - first) * panel_bytes,
+                                                 std::min(panels * panel_bytes, idle_read_bytes_)};
+          break;
+        }
+        first += cw.panel_count;
+      }
+    }
+    team_->PostIdleReads(idle_reads_);
+  }
 
  private:
   CpuIsa isa_;
   const MatmulI8Kernel& kernel_;
   int64_t prefetch_bytes_;
+  bool regions_;
   CpuRowOps row_ops_;
   os::ThreadPool pool_;
   std::shared_ptr<CpuWeightArena> arena_;
@@ -203,6 +260,14 @@ class CpuBackendImpl final : public CpuBackend {
     return padded_a_.data();
   }
 
+  // The team of every region (made once: a region allocates nothing), and the region running
+  // now (RunRegion), else null.
+  os::Team team_storage_{pool_.size(), kernel_.stream_read, prefetch_bytes_};
+  os::Team* team_ = nullptr;
+  // Bytes of the next product an idle thread reads ahead: half of one CPU's share of L2 (0 when
+  // the OS does not say: then none).
+  int64_t idle_read_bytes_ = os::L2CacheBytesPerCpu() / 2 / 64 * 64;
+  std::vector<os::Team::IdleRead> idle_reads_;
   std::vector<int32_t> row_sums_;  // per GEMM call, grown once
   std::vector<int8_t> padded_a_;   // activations with rows padded to 4 bytes (k % 4 != 0 only)
 };
@@ -251,7 +316,15 @@ std::unique_ptr<CpuBackend> MakeCpuBackend(const CpuBackendOptions& options) {
   }
   // A kernel without software prefetch ignores the distance; say so by recording 0.
   if (kernel_default == 0) prefetch = 0;
-  return std::make_unique<CpuBackendImpl>(threads, isa, options.huge_pages, prefetch);
+  bool regions = options.regions;
+  if (const char* env = std::getenv("DETVERIFY_CPU_REGIONS"); env != nullptr && *env != 0) {
+    const std::string_view v = env;
+    if (v != "on" && v != "off") {
+      throw BackendError("DETVERIFY_CPU_REGIONS='" + std::string(v) + "': expected on or off");
+    }
+    regions = regions && v == "on";
+  }
+  return std::make_unique<CpuBackendImpl>(threads, isa, options.huge_pages, prefetch, regions);
 }
 
 }  // namespace dv

@@ -21,6 +21,9 @@ struct CpuBackendOptions {
   // DETVERIFY_PREFETCH (off | default | bytes) or the ISA kernel's own distance. Only the speed
   // depends on it, never a result.
   std::optional<int64_t> prefetch_bytes;
+  // A forward pass as one team region (RunRegion, os::Team). false, or DETVERIFY_CPU_REGIONS=off:
+  // one pool job per loop, as before regions existed (a switch for measuring the difference).
+  bool regions = true;
 };
 
 // The largest prefetch distance accepted (64 KiB: far beyond any useful one).
@@ -49,6 +52,8 @@ class CpuBackend : public Backend {
   virtual bool huge_pages() const = 0;
   // The GEMM's software prefetch distance in bytes (0: none).
   virtual int64_t prefetch_bytes() const = 0;
+  // Whether a forward pass runs as one team region (CpuBackendOptions::regions).
+  virtual bool regions() const = 0;
 };
 
 // Throws BackendError when the requested ISA level is unknown or unsupported here.

@@ -3,6 +3,10 @@
 #include <cstdlib>
 #include <iterator>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#endif
+
 #include "engine/backends/backend_error.h"
 #include "os/os_facts.h"
 
@@ -10,8 +14,8 @@ namespace dv {
 namespace {
 
 // Most portable first: BestCpuIsa() is the last supported one.
-constexpr CpuIsa kAllIsas[] = {CpuIsa::kScalar, CpuIsa::kNeon, CpuIsa::kNeonDot, CpuIsa::kAvx2,
-                               CpuIsa::kAvx512Vnni};
+constexpr CpuIsa kAllIsas[] = {CpuIsa::kScalar, CpuIsa::kNeon,       CpuIsa::kNeonDot,
+                               CpuIsa::kAvx2,   CpuIsa::kAvx512Vnni, CpuIsa::kAmx};
 
 std::string NameList(const std::vector<CpuIsa>& isas) {
   std::string out;
@@ -21,6 +25,19 @@ std::string NameList(const std::vector<CpuIsa>& isas) {
   }
   return out;
 }
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+bool AmxInCpuidAndXcr0() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  if ((edx & (1u << 24)) == 0 || (edx & (1u << 25)) == 0) return false;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || (ecx & (1u << 27)) == 0) return false;  // OSXSAVE
+  unsigned xcr0_lo = 0, xcr0_hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  const unsigned tile_state = (1u << 17) | (1u << 18);
+  return (xcr0_lo & tile_state) == tile_state;
+}
+#endif
 
 }  // namespace
 
@@ -36,6 +53,8 @@ std::string_view CpuIsaName(CpuIsa isa) {
       return "avx2";
     case CpuIsa::kAvx512Vnni:
       return "avx512vnni";
+    case CpuIsa::kAmx:
+      return "amx";
   }
   return "unknown";
 }
@@ -72,10 +91,17 @@ bool CpuSupports(CpuIsa isa) {
     case CpuIsa::kAvx512Vnni:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+    case CpuIsa::kAmx: {
+      // CPUID.(7,0):EDX bits 24 (AMX-TILE) and 25 (AMX-INT8), XCR0 bits 17 and 18 (the OS
+      // manages the tile state), and the OS's grant of the tile data to this process.
+      static const bool amx =
+          CpuSupports(CpuIsa::kAvx512Vnni) && AmxInCpuidAndXcr0() && os::RequestAmxTileData();
+      return amx;
+    }
 #else
     case CpuIsa::kAvx2:
-      return false;
     case CpuIsa::kAvx512Vnni:
+    case CpuIsa::kAmx:
       return false;
 #endif
   }

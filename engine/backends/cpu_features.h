@@ -21,16 +21,19 @@ enum class CpuIsa {
   kAvx2 = 2,        // x86-64 AVX2: int8 widened to int16, vpmaddwd (exact, no saturation)
   kAvx512Vnni = 3,  // x86-64 AVX-512 F/BW/VL/DQ + VNNI: vpdpbusd
   kNeonDot = 4,     // aarch64 FEAT_DotProd (Armv8.2 SDOT): four int8 products into int32 lanes
+  kAmx = 5,  // x86-64 AMX-INT8 tiles (tdpbsud) for the GEMM, AVX-512 VNNI for the rest and for
+             // products of few rows
 };
 
-// "scalar", "neon", "neondot", "avx2", "avx512vnni".
+// "scalar", "neon", "neondot", "avx2", "avx512vnni", "amx".
 std::string_view CpuIsaName(CpuIsa isa);
 
 // Parses a name as CpuIsaName writes it. Throws BackendError listing the known names.
 CpuIsa ParseCpuIsa(std::string_view name);
 
 // True when this CPU (CPUID, including the OS's register-state support; on aarch64 the kernel's
-// HWCAP bits) and this build can run `isa`.
+// HWCAP bits) and this build can run `isa`. For AMX it also asks the OS for the tile registers
+// (os::RequestAmxTileData) the first time, and is false when refused.
 bool CpuSupports(CpuIsa isa);
 
 // Every level, most portable first (the order of SupportedCpuIsas), whether or not this CPU and

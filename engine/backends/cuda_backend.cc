@@ -174,6 +174,9 @@ class CudaBackendImpl final : public Backend {
   int NumThreads() const override { return host_->NumThreads(); }
   const RowOps& row_ops() const override { return host_->row_ops(); }
   void ParallelFor(int64_t n, RangeFn body) override { host_->ParallelFor(n, body); }
+  // The row loops run on the host's threads: one region of them per forward pass. The products
+  // run on the device, so there is nothing for idle host threads to read ahead.
+  void RunRegion(FunctionRef<void()> fn) override { host_->RunRegion(fn); }
   std::unique_ptr<KvStorage> AllocateKvStorage(size_t bytes) override {
     return host_->AllocateKvStorage(bytes);
   }

@@ -26,9 +26,12 @@ const MatmulI8Kernel& MatmulI8KernelFor(CpuIsa isa) {
       return *MatmulI8KernelAvx2();
     case CpuIsa::kAvx512Vnni:
       return *MatmulI8KernelAvx512Vnni();
+    case CpuIsa::kAmx:
+      return *MatmulI8KernelAmx();
 #else
     case CpuIsa::kAvx2:
     case CpuIsa::kAvx512Vnni:
+    case CpuIsa::kAmx:
       break;
 #endif
   }

@@ -62,6 +62,7 @@ const MatmulI8Kernel* MatmulI8KernelNeon();
 const MatmulI8Kernel* MatmulI8KernelNeonDot();
 const MatmulI8Kernel* MatmulI8KernelAvx2();
 const MatmulI8Kernel* MatmulI8KernelAvx512Vnni();
+const MatmulI8Kernel* MatmulI8KernelAmx();
 
 // Panels of n columns, groups of k inputs, and bytes per panel. (Out of line on purpose: the
 // per-ISA translation units are compiled with wider target flags, and an inline function they

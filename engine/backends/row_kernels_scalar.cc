@@ -193,7 +193,8 @@ const RowKernels* RowKernelsScalar() { return &kScalarRowKernels; }
 
 const RowKernels& RowKernelsFor(CpuIsa isa) {
 #if defined(DV_CPU_X86_KERNELS)
-  if (isa == CpuIsa::kAvx512Vnni) return *RowKernelsAvx512();
+  // The AMX level's row operations are AVX-512's: the tiles only multiply matrices.
+  if (isa == CpuIsa::kAvx512Vnni || isa == CpuIsa::kAmx) return *RowKernelsAvx512();
   if (isa == CpuIsa::kAvx2) return *RowKernelsAvx2();
 #elif defined(DV_CPU_NEON_KERNELS)
   if (isa == CpuIsa::kNeon || isa == CpuIsa::kNeonDot) return *RowKernelsNeon();

@@ -68,7 +68,7 @@ inline void ExpectEveryThreadCountMatches(const std::string& key, const Artifact
                                           const Case& c, CpuIsa isa) {
   const auto& want = ReferenceResult(key, artifact, c);
   for (int threads : {1, 2, 3, 4}) {
-    auto cpu = MakeCpuBackend({threads, isa, true, std::nullopt});
+    auto cpu = MakeCpuBackend({threads, isa, true, std::nullopt, true});
     ExpectSameSteps(
         want, Generate(artifact, *cpu, c),
         key + " " + std::string(CpuIsaName(isa)) + " " + std::to_string(threads) + " threads");

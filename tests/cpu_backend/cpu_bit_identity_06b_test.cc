@@ -12,10 +12,10 @@ TEST_P(CpuBitIdentity, Synthetic06bEveryStep) {
   const Case solo{{prompt}, 6, 0};
   const auto& want = ReferenceResult("0.6b", a, solo);
   for (int threads : {1, 2, 4}) {
-    auto cpu = MakeCpuBackend({threads, GetParam(), true, std::nullopt});
+    auto cpu = MakeCpuBackend({threads, GetParam(), true, std::nullopt, true});
     ExpectSameSteps(want, Generate(a, *cpu, solo), "0.6b " + std::to_string(threads) + " threads");
   }
-  auto cpu = MakeCpuBackend({2, GetParam(), true, std::nullopt});
+  auto cpu = MakeCpuBackend({2, GetParam(), true, std::nullopt, true});
   const Case batch{Batch(prompt, 3, 151936, 5, 1), 3, 0};
   ExpectSameSteps(ReferenceResult("0.6b batch", a, batch), Generate(a, *cpu, batch),
                   "0.6b batch 4");

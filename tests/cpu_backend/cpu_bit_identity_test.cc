@@ -19,7 +19,7 @@ TEST_P(CpuBitIdentity, DetllmFixturesEveryStep) {
     const int64_t steps = expected["steps"].get<int64_t>();
     // DetLLM's own chains first (the reference reproduces them, so must the cpu backend) ...
     for (int threads : {1, 2, 3, 4}) {
-      auto cpu = MakeCpuBackend({threads, GetParam(), true, std::nullopt});
+      auto cpu = MakeCpuBackend({threads, GetParam(), true, std::nullopt, true});
       const auto res = Generate(a, *cpu, {{prompt}, steps, 0});
       const auto& per_step = expected["chains"]["logits"]["per_step"];
       ASSERT_EQ(res[0].logits_chain.size(), per_step.size());
@@ -54,7 +54,7 @@ TEST_P(CpuBitIdentity, DetllmFixturesWrapEventsBySite) {
        {Count{"tiny-a", 16, 0}, Count{"tiny-w2", 0, 19}, Count{"tiny-w2b", 0, 15}}) {
     const auto expected = test::LoadJson(test::FixtureDir(want.fixture) + "/expected.json");
     for (int threads : {1, 3}) {
-      auto cpu = MakeCpuBackend({threads, GetParam(), true, std::nullopt});
+      auto cpu = MakeCpuBackend({threads, GetParam(), true, std::nullopt, true});
       IntQwen3 model(Fixture(want.fixture).weights(), *cpu);
       GenerationOptions opt;
       opt.max_new = expected["steps"].get<int64_t>();

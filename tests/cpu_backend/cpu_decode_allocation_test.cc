@@ -33,7 +33,7 @@ TEST(CpuDecodeLoop, AllocatesNothing) {
   auto artifact = LoadSynthetic("qwen3-tiny", 0);
   const ModelConfig& c = artifact->weights().config;
   for (int threads : {1, 2}) {
-    auto backend = MakeCpuBackend({threads, std::nullopt, true, std::nullopt});
+    auto backend = MakeCpuBackend({threads, std::nullopt, true, std::nullopt, true});
     IntQwen3 model(artifact->weights(), *backend);
     constexpr int64_t kBatch = 3, kPrompt = 7, kSteps = 20;
     std::vector<std::unique_ptr<KvCache>> caches;
@@ -67,7 +67,7 @@ TEST(CpuDecodeLoop, AllocatesNothing) {
 TEST(CpuDecodeLoop, GenerateAllocatesNothingPerStep) {
   auto artifact = LoadSynthetic("qwen3-tiny", 0);
   for (int threads : {1, 2}) {
-    auto backend = MakeCpuBackend({threads, std::nullopt, true, std::nullopt});
+    auto backend = MakeCpuBackend({threads, std::nullopt, true, std::nullopt, true});
     IntQwen3 model(artifact->weights(), *backend);
     const std::vector<std::vector<int32_t>> prompts = {{1, 2, 3}, {4, 5, 6, 7, 8}, {9}};
     GenerationOptions options;

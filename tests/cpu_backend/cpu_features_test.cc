@@ -90,7 +90,7 @@ TEST(CpuFeatures, EnvironmentSelectsALevel) {
   for (CpuIsa isa : SupportedCpuIsas()) {
     ScopedIsaEnv env(std::string(CpuIsaName(isa)).c_str());
     EXPECT_EQ(CpuIsaFromEnvironment(), isa);
-    EXPECT_EQ(MakeCpuBackend({1, std::nullopt, false, std::nullopt})->isa(), isa);
+    EXPECT_EQ(MakeCpuBackend({1, std::nullopt, false, std::nullopt, true})->isa(), isa);
   }
 }
 
@@ -103,7 +103,7 @@ TEST(CpuFeatures, EnvironmentRefusesUnknownNames) {
     EXPECT_NE(std::string(e.what()).find("DETVERIFY_CPU_ISA"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("avx1024"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(MakeCpuBackend({1, std::nullopt, false, std::nullopt}), BackendError);
+  EXPECT_THROW(MakeCpuBackend({1, std::nullopt, false, std::nullopt, true}), BackendError);
 }
 
 TEST(CpuFeatures, LevelsThisCpuLacksAreRefused) {
@@ -118,7 +118,7 @@ TEST(CpuFeatures, LevelsThisCpuLacksAreRefused) {
     } catch (const BackendError& e) {
       EXPECT_NE(std::string(e.what()).find("CPUID offers"), std::string::npos) << e.what();
     }
-    EXPECT_THROW(MakeCpuBackend({1, isa, false, std::nullopt}), BackendError);
+    EXPECT_THROW(MakeCpuBackend({1, isa, false, std::nullopt, true}), BackendError);
   }
   if (!any_missing) GTEST_SKIP() << "this CPU supports every level";
 }
@@ -127,26 +127,27 @@ TEST(CpuFeatures, LevelsThisCpuLacksAreRefused) {
 // NEON kernels, which have no prefetch), DETVERIFY_PREFETCH or the option otherwise.
 TEST(CpuPrefetch, DistanceFromKernelEnvironmentOrOption) {
   ScopedEnv unset("DETVERIFY_PREFETCH", nullptr);
-  EXPECT_EQ(MakeCpuBackend({1, CpuIsa::kScalar, false, std::nullopt})->prefetch_bytes(), 0);
-  EXPECT_EQ(MakeCpuBackend({1, CpuIsa::kScalar, false, 4096})->prefetch_bytes(), 0);
-  for (CpuIsa isa : {CpuIsa::kAvx2, CpuIsa::kAvx512Vnni}) {
+  EXPECT_EQ(MakeCpuBackend({1, CpuIsa::kScalar, false, std::nullopt, true})->prefetch_bytes(), 0);
+  EXPECT_EQ(MakeCpuBackend({1, CpuIsa::kScalar, false, 4096, true})->prefetch_bytes(), 0);
+  for (CpuIsa isa : {CpuIsa::kAvx2, CpuIsa::kAvx512Vnni, CpuIsa::kAmx}) {
     if (!CpuSupports(isa)) continue;
-    EXPECT_EQ(MakeCpuBackend({1, isa, false, std::nullopt})->prefetch_bytes(), 2048);
-    EXPECT_EQ(MakeCpuBackend({1, isa, false, 0})->prefetch_bytes(), 0);
-    EXPECT_EQ(MakeCpuBackend({1, isa, false, 512})->prefetch_bytes(), 512);
+    EXPECT_EQ(MakeCpuBackend({1, isa, false, std::nullopt, true})->prefetch_bytes(), 2048);
+    EXPECT_EQ(MakeCpuBackend({1, isa, false, 0, true})->prefetch_bytes(), 0);
+    EXPECT_EQ(MakeCpuBackend({1, isa, false, 512, true})->prefetch_bytes(), 512);
     {
       ScopedEnv env("DETVERIFY_PREFETCH", "off");
-      EXPECT_EQ(MakeCpuBackend({1, isa, false, std::nullopt})->prefetch_bytes(), 0);
-      EXPECT_EQ(MakeCpuBackend({1, isa, false, 1024})->prefetch_bytes(), 1024);  // option wins
+      EXPECT_EQ(MakeCpuBackend({1, isa, false, std::nullopt, true})->prefetch_bytes(), 0);
+      EXPECT_EQ(MakeCpuBackend({1, isa, false, 1024, true})->prefetch_bytes(),
+                1024);  // option wins
     }
     {
       ScopedEnv env("DETVERIFY_PREFETCH", "4096");
-      EXPECT_EQ(MakeCpuBackend({1, isa, false, std::nullopt})->prefetch_bytes(), 4096);
+      EXPECT_EQ(MakeCpuBackend({1, isa, false, std::nullopt, true})->prefetch_bytes(), 4096);
     }
     {
       ScopedEnv env("DETVERIFY_PREFETCH", "1000");
       try {
-        MakeCpuBackend({1, isa, false, std::nullopt});
+        MakeCpuBackend({1, isa, false, std::nullopt, true});
         FAIL() << "no exception";
       } catch (const BackendError& e) {
         EXPECT_EQ(std::string(e.what()),
@@ -154,6 +155,20 @@ TEST(CpuPrefetch, DistanceFromKernelEnvironmentOrOption) {
                   "expected");
       }
     }
+  }
+}
+
+TEST(CpuRegions, EnvironmentSwitch) {
+  for (const char* value : {"on", "off"}) {
+    ScopedEnv env("DETVERIFY_CPU_REGIONS", value);
+    EXPECT_NO_THROW(MakeCpuBackend({2, CpuIsa::kScalar, false, std::nullopt, true}));
+  }
+  ScopedEnv env("DETVERIFY_CPU_REGIONS", "yes");
+  try {
+    MakeCpuBackend({2, CpuIsa::kScalar, false, std::nullopt, true});
+    FAIL() << "no exception";
+  } catch (const BackendError& e) {
+    EXPECT_EQ(std::string(e.what()), "DETVERIFY_CPU_REGIONS='yes': expected on or off");
   }
 }
 

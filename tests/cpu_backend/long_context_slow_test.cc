@@ -59,7 +59,7 @@ TEST(LongContext, Context4096EveryPathEveryStep) {
   clock.Lap("reference, whole prompt");
   ASSERT_EQ(want[0].logits.size(), static_cast<size_t>(kSteps));
 
-  auto cpu = MakeCpuBackend({0, BestCpuIsa(), true, std::nullopt});
+  auto cpu = MakeCpuBackend({0, BestCpuIsa(), true, std::nullopt, true});
   ExpectSameSteps(want, Generate(a, *cpu, solo), "4k b1 whole prompt");
   clock.Lap("cpu/" + std::string(CpuIsaName(BestCpuIsa())) + ", whole prompt");
 
@@ -80,7 +80,7 @@ TEST(LongContext, Context4096EveryPathEveryStep) {
     }
     if (!rows.empty()) best.Forward(rows);
     for (size_t i = 0; i < others.size(); ++i) {
-      auto backend = MakeCpuBackend({0, others[i], true, std::nullopt});
+      auto backend = MakeCpuBackend({0, others[i], true, std::nullopt, true});
       IntQwen3 model(a.weights(), *backend);
       std::vector<int32_t> logits(static_cast<size_t>(vocab));
       int32_t id = prompt.back();

@@ -23,7 +23,7 @@ void CheckShape(Backend& backend, int64_t m, int64_t k, int64_t n, test::TestRng
 TEST_P(MatmulI8Cpu, OddShapesEveryThreadCount) {
   test::TestRng rng(11);
   for (int threads : {1, 2, 3, 4}) {
-    auto backend = MakeCpuBackend({threads, GetParam(), false, std::nullopt});
+    auto backend = MakeCpuBackend({threads, GetParam(), false, std::nullopt, true});
     for (int64_t m : {1, 2, 3, 5, 6, 7, 8, 9, 13, 16, 17}) {
       for (int64_t k : {1, 3, 4, 5, 12, 28, 63, 64, 65, 130}) {
         for (int64_t n : {1, 15, 16, 17, 47, 48, 49, 63, 64, 65, 97, 130}) {
@@ -39,7 +39,7 @@ TEST_P(MatmulI8Cpu, OddShapesEveryThreadCount) {
 TEST_P(MatmulI8Cpu, SameProductsAtEveryPrefetchDistance) {
   test::TestRng rng(13);
   for (int64_t prefetch : {0, 64, 192, 2048, 65536}) {
-    auto backend = MakeCpuBackend({2, GetParam(), false, prefetch});
+    auto backend = MakeCpuBackend({2, GetParam(), false, prefetch, true});
     for (int64_t m : {1, 3, 8, 9}) {
       for (int64_t k : {4, 65, 130}) {
         for (int64_t n : {17, 48, 97}) CheckShape(*backend, m, k, n, rng);
@@ -51,7 +51,7 @@ TEST_P(MatmulI8Cpu, SameProductsAtEveryPrefetchDistance) {
 
 TEST_P(MatmulI8Cpu, ModelShapes) {
   test::TestRng rng(12);
-  auto backend = MakeCpuBackend({2, GetParam(), true, std::nullopt});
+  auto backend = MakeCpuBackend({2, GetParam(), true, std::nullopt, true});
   for (int64_t m : {1, 8, 37}) {
     CheckShape(*backend, m, 1024, 2048, rng);
     CheckShape(*backend, m, 3072, 1024, rng);
@@ -60,17 +60,19 @@ TEST_P(MatmulI8Cpu, ModelShapes) {
 
 // The extremes of the int32 contract: every product 128 * 128 or -128 * 127 over the largest
 // inner dimension the model bounds allow (k * 127 * 128 < 2^31), where partial sums and the
-// VNNI offset correction exercise int32 wrap-around.
+// VNNI offset correction exercise int32 wrap-around. 3 rows take the vector kernels' row blocks,
+// 20 the AMX tiles (a full and a padded block of rows, k's last 8 values past the tiles).
 TEST_P(MatmulI8Cpu, ExtremeValuesAtTheLargestInnerDimension) {
   const int64_t k = ((int64_t{1} << 31) - 1) / (127 * 128);
-  const int64_t m = 3, n = 70;
-  auto backend = MakeCpuBackend({2, GetParam(), false, std::nullopt});
-  for (int pattern = 0; pattern < 3; ++pattern) {
+  const int64_t n = 70;
+  auto backend = MakeCpuBackend({2, GetParam(), false, std::nullopt, true});
+  for (int pattern = 0; pattern < 6; ++pattern) {
+    const int64_t m = pattern < 3 ? 3 : 20;
     std::vector<int8_t> a(static_cast<size_t>(m * k)), w(static_cast<size_t>(k * n));
     for (size_t i = 0; i < a.size(); ++i)
-      a[i] = pattern == 0 ? -128 : (pattern == 1 ? 127 : (i % 2 ? -127 : 127));
+      a[i] = pattern % 3 == 0 ? -128 : (pattern % 3 == 1 ? 127 : (i % 2 ? -127 : 127));
     for (size_t i = 0; i < w.size(); ++i)
-      w[i] = pattern == 0 ? 127 : (pattern == 1 ? -127 : (i % 3 ? 127 : -128));
+      w[i] = pattern % 3 == 0 ? 127 : (pattern % 3 == 1 ? -127 : (i % 3 ? 127 : -128));
     std::vector<int32_t> want(static_cast<size_t>(m * n)), got(static_cast<size_t>(m * n));
     MatmulI8Ref(a.data(), m, k, w.data(), n, want.data());
     auto packed = backend->PackWeight(w.data(), k, n);

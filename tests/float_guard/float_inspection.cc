@@ -120,6 +120,11 @@ const std::regex& X86CompareRegex() {
   static const std::regex re("u?comis[sdh]|cmp[a-z_]*(ss|sd|ps|pd|sh|ph)");
   return re;
 }
+// AMX's float tile products (the integer ones, tdpb[su][su]d, are exact int32 sums).
+const std::regex& X86AmxFloatRegex() {
+  static const std::regex re("t(dpbf16|dpfp16|cmmimfp16|cmmrlfp16)ps");
+  return re;
+}
 const std::regex& X86ThreeDNowRegex() {
   static const std::regex re("pf[a-z0-9]+|pi2f[dw]|pf2i[dw]");
   return re;
@@ -173,6 +178,7 @@ std::optional<std::string> X86FloatRule(std::string_view mnemonic) {
   // fucomip, fldcw, fnstcw ...) except the state save / restore of fxsave / fxrstor.
   if (m[0] == 'f' && !StartsWith(m, "fxsave") && !StartsWith(m, "fxrstor")) return "x87";
   if (std::regex_match(m, X86ThreeDNowRegex())) return "3DNow! float";
+  if (std::regex_match(m, X86AmxFloatRegex())) return "AMX float tile product";
   // SSE forms and their AVX (v-prefixed) encodings share the rules below.
   const std::string s = m[0] == 'v' ? m.substr(1) : m;
   if (StartsWith(s, "cvt")) return "float conversion";

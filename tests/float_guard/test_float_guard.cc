@@ -92,8 +92,9 @@ TEST(FloatGuardClassifier, FlagsFloatingPointMnemonics) {
       "fld", "fldt", "flds", "fstp", "fstpt", "fild", "fildll", "fistp", "fisttpll", "fadd",
       "faddp", "fmul", "fmulp", "fdiv", "fdivrp", "fsqrt", "fchs", "fabs", "fcomi", "fucomip",
       "fxch", "fldcw", "fnstcw", "frndint", "fsin",
-      // MXCSR, 3DNow!
-      "ldmxcsr", "vstmxcsr", "pfadd", "pi2fd"};
+      // MXCSR, 3DNow!, AMX float tiles
+      "ldmxcsr", "vstmxcsr", "pfadd", "pi2fd", "tdpbf16ps", "tdpfp16ps", "tcmmimfp16ps",
+      "tcmmrlfp16ps"};
   for (const char* m : flagged) EXPECT_TRUE(X86FloatRule(m).has_value()) << m;
 }
 
@@ -104,6 +105,9 @@ TEST(FloatGuardClassifier, IgnoresIntegerMoveAndLogicMnemonics) {
       "pmuludq", "vpmulld", "psrlq", "psraw", "pcmpgtd", "vpcmpeqb", "pminsd", "vpmaxsd", "pminub",
       "pshufd", "pshufb", "punpckldq", "pxor", "vpxor", "vpternlogd", "pmovsxbw", "vpbroadcastd",
       "vpermd", "vpmadd52luq", "vpdpbusds",
+      // AMX integer tiles and their state
+      "ldtilecfg", "sttilecfg", "tileloadd", "tileloaddt1", "tilestored", "tilezero", "tilerelease",
+      "tdpbsud", "tdpbssd", "tdpbusd", "tdpbuud",
       // moves, shuffles, blends and logic in the float domain (bit copies only)
       "movdqa", "movdqu", "vmovdqu", "vmovdqa64", "movaps", "movups", "vmovups", "movapd", "movupd",
       "movss", "movsd", "movhps", "movlps", "movhlps", "movlhps", "shufps", "unpcklps", "blendps",

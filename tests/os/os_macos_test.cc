@@ -28,6 +28,9 @@ class MacosFacts : public ::testing::Test {
         {"hw.optional.AdvSIMD", int32_t{1}},
         {"hw.optional.arm.FEAT_DotProd", int32_t{1}},
         {"hw.optional.arm.FEAT_I8MM", int32_t{0}},
+        {"hw.perflevel0.l2cachesize", int64_t{16777216}},
+        {"hw.perflevel0.cpusperl2", int32_t{4}},
+        {"hw.l2cachesize", int64_t{4194304}},
     };
   }
 };
@@ -38,12 +41,20 @@ TEST_F(MacosFacts, ReadsTheSysctls) {
   EXPECT_EQ(OnlineCpuCount(), 12);
   EXPECT_EQ(UsableCpuCount(), 10);
   EXPECT_EQ(PhysicalMemoryBytes(), int64_t{34359738368});
+  EXPECT_EQ(L2CacheBytesPerCpu(), int64_t{4194304}) << "16 MiB shared by 4 performance cores";
   EXPECT_EQ(OsName(), "macOS 14.2.1");
   const Aarch64Features f = ReadAarch64Features();
   EXPECT_TRUE(f.asimd);
   EXPECT_TRUE(f.asimddp);
   EXPECT_FALSE(f.i8mm);
   EXPECT_FALSE(f.sve);
+}
+
+TEST_F(MacosFacts, IntelMacsGiveOneL2PerCore) {
+  Sysctls().erase("hw.perflevel0.l2cachesize");
+  Sysctls().erase("hw.perflevel0.cpusperl2");
+  Sysctls()["hw.l2cachesize"] = int64_t{262144};
+  EXPECT_EQ(L2CacheBytesPerCpu(), 262144);
 }
 
 TEST_F(MacosFacts, RosettaIsEmulation) {
@@ -57,6 +68,7 @@ TEST_F(MacosFacts, MissingSysctlsFallBack) {
   EXPECT_EQ(OnlineCpuCount(), 0);
   EXPECT_EQ(UsableCpuCount(), 1);
   EXPECT_EQ(PhysicalMemoryBytes(), 0);
+  EXPECT_EQ(L2CacheBytesPerCpu(), 0);
   EXPECT_FALSE(OsName().empty()) << "uname sysname";
   EXPECT_FALSE(ReadAarch64Features().asimddp);
   EXPECT_FALSE(ResetPeakRss()) << "macOS cannot reset the peak";
