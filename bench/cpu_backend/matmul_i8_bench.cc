@@ -4,9 +4,14 @@
 //   cpu_backend_bench --benchmark_filter=Matmul
 #include <benchmark/benchmark.h>
 
+#include <atomic>
+#include <chrono>
 #include <vector>
 
 #include "engine/backends/cpu_backend.h"
+#include "engine/backends/matmul_i8_cpu.h"
+#include "os/huge_pages.h"
+#include "os/thread_pool.h"
 
 namespace dv {
 namespace {
@@ -73,6 +78,39 @@ void BM_StreamRead(benchmark::State& state) {
   state.SetBytesProcessed(bytes);
 }
 BENCHMARK(BM_StreamRead)->Arg(1)->Arg(2)->ArgName("threads")->UseManualTime();
+
+// One read pass over `mib` MiB (huge pages) with the widest kernel's loads, with or without its
+// software prefetch `prefetch` bytes ahead: what the prefetch gains on a plain read, and how much
+// of a buffer of a given size a large last-level cache serves (a buffer read again and again
+// stays partly cached where the cache is hundreds of MiB).
+void BM_StreamReadPrefetch(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  const int64_t prefetch = state.range(1);
+  const auto bytes = static_cast<size_t>(state.range(2)) << 20;
+  const MatmulI8Kernel& kernel = MatmulI8KernelFor(BestCpuIsa());
+  uint8_t* buffer = os::MapAligned(bytes, true);
+  os::ThreadPool pool(threads);
+  const int64_t blocks = static_cast<int64_t>(bytes >> 16);
+  os::ParallelFor(pool, blocks, [&](int64_t b, int64_t e, int) {
+    for (int64_t i = b << 16; i < e << 16; ++i) buffer[i] = static_cast<uint8_t>(i * 131);
+  });
+  std::atomic<uint64_t> sink{0};
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    os::ParallelFor(pool, blocks, [&](int64_t b, int64_t e, int) {
+      sink.fetch_add(kernel.stream_read(buffer + (b << 16), (e - b) << 16, prefetch),
+                     std::memory_order_relaxed);
+    });
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes));
+  os::UnmapAligned(buffer, bytes);
+}
+BENCHMARK(BM_StreamReadPrefetch)
+    ->ArgsProduct({{1, 2}, {0, 512, 2048}, {64, 512, 2048}})
+    ->ArgNames({"threads", "prefetch", "mib"})
+    ->UseManualTime();
 
 }  // namespace
 }  // namespace dv
