@@ -326,9 +326,10 @@ struct BenchRun {
   double load_s = 0;
   int64_t weight_bytes = 0;  // per decoded token
   ReadBandwidthSample bw_huge, bw_small, bw_late;
-  double best_probe_gbps = 0;  // the best pass of every probe: the roofline's bandwidth
-  double paired_fraction = 0;  // median over b1 runs of tokens/s / roofline at that moment
-  double b1_tokens_per_s = 0;  // at the first context
+  double best_probe_gbps = 0;      // the best pass of every probe: the roofline's bandwidth
+  double paired_fraction = 0;      // median over b1 runs of tokens/s / roofline at that moment
+  int64_t paired_probe_bytes = 0;  // the buffer of the probes paired with batch-1 runs
+  double b1_tokens_per_s = 0;      // at the first context
   std::vector<PrefillResult> prefill;
   std::vector<DecodeResult> decode;
   int64_t scaling_prefill = 0, scaling_context = 0, scaling_batch = 1;
@@ -502,6 +503,13 @@ BenchRun Measure(const BenchOptions& o, const BenchPlan& plan, const BenchProgre
   run.weight_bytes = bm.weight_bytes_per_token;
   if (progress.loaded) progress.loaded(run);
 
+  // The probe paired with each batch-1 run reads as many bytes as a decode step's weights (at
+  // most the probe's buffer, at least 64 MiB), read again and again as a step's are: a
+  // last-level cache that holds part of either then serves both alike, where a smaller buffer
+  // would be served more of itself and raise the roofline above what a step can see.
+  const int64_t paired_bytes = std::clamp<int64_t>(
+      (run.weight_bytes + (int64_t{1} << 16) - 1) >> 16 << 16, int64_t{64} << 20, probe_bytes);
+  run.paired_probe_bytes = paired_bytes;
   uint64_t seed = 1;
   for (int64_t tokens : plan.prefill) {
     if (tokens > bm.max_pos) {
@@ -527,7 +535,7 @@ BenchRun Measure(const BenchOptions& o, const BenchPlan& plan, const BenchProgre
         double bw_now = 0.0;
         if (batch == 1 && first_context) {
           engine_peak = std::max(engine_peak, PeakRssBytes());
-          const ReadBandwidthSample s = probe->MeasureReadBandwidth(probe_bytes / 2, 3, true);
+          const ReadBandwidthSample s = probe->MeasureReadBandwidth(paired_bytes, 3, true);
           if (run.peak_reset) ResetPeakRss();  // the probe's buffer is not the engine's memory
           bw_now = GBps(s);
           run.best_probe_gbps = std::max(run.best_probe_gbps, bw_now);
@@ -613,7 +621,10 @@ nlohmann::json BenchReport(const BenchOptions& o, const BenchRun& run) {
   if (run.b1_tokens_per_s > 0) {
     doc["roofline"]["decode_b1_fraction"] = run.b1_tokens_per_s / run.Roofline();
   }
-  if (run.paired_fraction > 0) doc["roofline"]["decode_b1_fraction_paired"] = run.paired_fraction;
+  if (run.paired_fraction > 0) {
+    doc["roofline"]["decode_b1_fraction_paired"] = run.paired_fraction;
+    doc["roofline"]["paired_probe_bytes"] = run.paired_probe_bytes;
+  }
   for (const PrefillResult& p : run.prefill) {
     doc["prefill"].push_back({{"tokens", p.tokens},
                               {"seconds_median", p.median_s},
@@ -739,8 +750,9 @@ void RenderSummary(const BenchOptions& o, const BenchRun& run) {
   }
   std::printf("\n");
   if (run.paired_fraction > 0) {
-    std::printf("              paired with a probe just before each b1 run: %.0f%% (median)\n",
-                100.0 * run.paired_fraction);
+    std::printf(
+        "              paired with a probe of %.0f MB just before each b1 run: %.0f%% (median)\n",
+        static_cast<double>(run.paired_probe_bytes) / 1e6, 100.0 * run.paired_fraction);
   }
   std::printf("peak RSS      %.1f MB%s\n", static_cast<double>(run.peak_rss) / 1e6,
               run.peak_reset ? " (model load to last decode step)"
@@ -813,7 +825,9 @@ void SetupBenchCommand(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--repeats", opt->repeats, "runs per measurement (median reported)")
       ->capture_default_str();
-  cmd->add_option("--bandwidth-mib", opt->bandwidth_mib, "buffer size of the bandwidth probe")
+  cmd->add_option("--bandwidth-mib", opt->bandwidth_mib,
+                  "buffer size of the bandwidth probe (the probe before each batch-1 run reads "
+                  "as many bytes as a step's weights, up to this)")
       ->capture_default_str();
   cmd->add_flag("--json", opt->json, "print one JSON document");
   cmd->callback([opt, &ctx]() {
