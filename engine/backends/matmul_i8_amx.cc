@@ -103,7 +103,7 @@ void Block(const MatmulI8Args& args, int64_t r0, int64_t rows, int64_t tile_rows
     const uint8_t* b = panel + s * kTileStepBytes;
     if (prefetch) {
       for (int64_t line = 0; line < kTileStepBytes; line += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(b + pf + line), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(b + pf + line), _MM_HINT_T1);
       }
     }
     if (rows < tile_rows) {

@@ -52,7 +52,7 @@ void Block(const int8_t* a, int64_t lda, const int8_t* panel, int32_t* c, int64_
       b[r] = BroadcastGroup(Load4(a + static_cast<int64_t>(r) * lda + 4 * g));
     }
     const int8_t* w = panel + g * kNr * 4;
-    if constexpr (kPrefetch) _mm_prefetch(reinterpret_cast<const char*>(w + pf), _MM_HINT_T0);
+    if constexpr (kPrefetch) _mm_prefetch(reinterpret_cast<const char*>(w + pf), _MM_HINT_T1);
 #pragma GCC unroll 4
     for (size_t q = 0; q < 4; ++q) {
       const __m256i wq =
@@ -112,7 +112,7 @@ void MatmulAvx2(const MatmulI8Args& args, int64_t panel_begin, int64_t panel_end
 uint64_t StreamReadAvx2(const uint8_t* p, int64_t n, int64_t pf) {
   __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
   for (int64_t i = 0; i < n; i += 64) {
-    if (pf > 0) _mm_prefetch(reinterpret_cast<const char*>(p + i + pf), _MM_HINT_T0);
+    if (pf > 0) _mm_prefetch(reinterpret_cast<const char*>(p + i + pf), _MM_HINT_T1);
     a0 = _mm256_add_epi64(a0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)));
     a1 = _mm256_add_epi64(a1, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 32)));
   }

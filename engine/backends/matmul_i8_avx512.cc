@@ -55,9 +55,11 @@ void Block(const int8_t* a, int64_t lda, const uint8_t* panel, const int32_t* ro
     const __m512i w1 = _mm512_loadu_si512(w + 64);
     const __m512i w2 = _mm512_loadu_si512(w + 128);
     if constexpr (kPrefetch) {
-      _mm_prefetch(reinterpret_cast<const char*>(w + pf), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(w + pf + 64), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(w + pf + 128), _MM_HINT_T0);
+      // Into L2 (the load brings the line on into L1): faster than prefetcht0 on the streams
+      // of 1 and 8 rows (docs/NOTES.md, "Software prefetch of the weights").
+      _mm_prefetch(reinterpret_cast<const char*>(w + pf), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(w + pf + 64), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(w + pf + 128), _MM_HINT_T1);
     }
 #pragma GCC unroll 8
     for (size_t r = 0; r < kR; ++r) {
@@ -169,8 +171,8 @@ uint64_t StreamReadAvx512(const uint8_t* p, int64_t n, int64_t pf) {
   int64_t i = 0;
   for (; i + 128 <= n; i += 128) {
     if (pf > 0) {
-      _mm_prefetch(reinterpret_cast<const char*>(p + i + pf), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(p + i + pf + 64), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(p + i + pf), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(p + i + pf + 64), _MM_HINT_T1);
     }
     a0 = _mm512_add_epi64(a0, _mm512_loadu_si512(p + i));
     a1 = _mm512_add_epi64(a1, _mm512_loadu_si512(p + i + 64));
