@@ -84,6 +84,16 @@ class VecDivisor {
     return unit_ ? n : _mm512_srl_epi64(MulHiU64(n, magic_, magic_hi_), shift_);
   }
 
+  // The same for lanes with 0 <= n < 2^32: n's high half is 0, so the high product needs two of
+  // the four partial products, (n * magic_hi + ((n * magic_lo) >> 32)) >> 32, whose sum stays
+  // below 2^64.
+  V Quotient32(V n) const {
+    if (unit_) return n;
+    const V low = _mm512_srli_epi64(_mm512_mul_epu32(n, magic_), 32);
+    const V high = _mm512_srli_epi64(_mm512_add_epi64(_mm512_mul_epu32(n, magic_hi_), low), 32);
+    return _mm512_srl_epi64(high, shift_);
+  }
+
   // rhad(a, d) = sign(a) * floor((|a| + d/2) / d); *ok marks the lanes whose |a| + d/2 is in
   // [0, 2^63) (the others are not valid results).
   V RoundHalfAway(V a, __mmask8* ok) const {
@@ -109,6 +119,31 @@ inline V DiExpOfNegative(V ax, V tpos, const VecDivisor& div) {
   const V r = _mm512_sub_epi64(_mm512_mullo_epi64(q, tpos), ax);
   const V u = _mm512_add_epi64(_mm512_srai_epi64(r, 1), tpos);
   return _mm512_srav_epi64(u, _mm512_min_epi64(q, Set(62)));
+}
+
+// The same for lanes with 0 <= ax < 2^32 (an int32 magnitude or a distance between int32
+// values): q <= ax fits 32 bits, and q * tpos <= ax does too (q >= 1 needs tpos <= ax), so
+// one 32 x 32 -> 64 vpmuludq gives q * tpos exactly where vpmullq costs three uops.
+inline V DiExpOfNegative32(V ax, V tpos, const VecDivisor& div) {
+  const V q = div.Quotient32(ax);
+  const V r = _mm512_sub_epi64(_mm512_mul_epu32(q, tpos), ax);
+  const V u = _mm512_add_epi64(_mm512_srai_epi64(r, 1), tpos);
+  return _mm512_srav_epi64(u, _mm512_min_epi64(q, Set(62)));
+}
+
+// min(floor(big / den), 255) for lanes with 0 <= big < 2^63 and 1 <= den < 2^56, by restoring
+// division without a multiply: one quotient bit a step from 2^7 down, subtracting den << bit
+// (< 2^63, so every compare is a signed one of non-negative values) where the remainder holds
+// it. Where big >= 256 den every step subtracts and the result is 255.
+inline V QuotientBelow256(V big, V den) {
+  V r = big, d = _mm512_slli_epi64(den, 7), q = Zero();
+  for (int64_t bit = 128; bit >= 1; bit >>= 1) {
+    const __mmask8 fits = _mm512_cmpge_epi64_mask(r, d);
+    r = _mm512_mask_sub_epi64(r, fits, r, d);
+    q = _mm512_mask_or_epi64(q, fits, q, Set(bit));
+    d = _mm512_srli_epi64(d, 1);
+  }
+  return q;
 }
 
 int64_t MaxAbsI64(const int64_t* x, int64_t n) {
@@ -271,19 +306,15 @@ void Swiglu(const int32_t* gate, const int32_t* up, int64_t n, int64_t tpos,
   for (int64_t i = 0; i < n; i += 8) {
     const __mmask8 m = TailMask(n - i);
     const V g = LoadI32(gate + i, m);
-    const V e = DiExpOfNegative(_mm512_abs_epi64(g), t, div);  // E = DiExp(-|g|), in [0, tpos]
-    const V den = _mm512_add_epi64(t, e);                      // in [1, 2^56)
+    const V e = DiExpOfNegative32(_mm512_abs_epi64(g), t, div);  // E = DiExp(-|g|) in [0, tpos]
+    const V den = _mm512_add_epi64(t, e);                        // in [1, 2^56)
     const V num = _mm512_mask_blend_epi64(_mm512_cmpge_epi64_mask(g, Zero()), e, t);
-    const V big = _mm512_add_epi64(_mm512_slli_epi64(num, 7), _mm512_srli_epi64(den, 1));
-    // sigma = floor(big / den) in [0, 128]: the largest s < 256 with s * den <= big, bit by bit
-    // (s * den < 2^64, compared unsigned).
-    V sigma = Zero();
-    for (int64_t bit = 128; bit >= 1; bit >>= 1) {
-      const V trial = _mm512_or_si512(sigma, Set(bit));
-      const __mmask8 fits = _mm512_cmple_epu64_mask(_mm512_mullo_epi64(trial, den), big);
-      sigma = _mm512_mask_mov_epi64(sigma, fits, trial);
-    }
-    const V out = _mm512_mullo_epi64(_mm512_mullo_epi64(g, sigma), LoadI32(up + i, m));
+    // sigma = floor(big / den) in [0, 128]: big = (num << 7) + den / 2 < 2^62 + 2^55 (num <=
+    // tpos < 2^55).
+    const V sigma = QuotientBelow256(
+        _mm512_add_epi64(_mm512_slli_epi64(num, 7), _mm512_srli_epi64(den, 1)), den);
+    // g * sigma fits 39 bits (vpmuldq, exact); the product with up wraps modulo 2^64.
+    const V out = _mm512_mullo_epi64(_mm512_mul_epi32(g, sigma), LoadI32(up + i, m));
     _mm512_mask_storeu_epi64(y + i, m, out);
   }
 }
@@ -292,11 +323,14 @@ int64_t SoftmaxExps(const int32_t* scores, int64_t n, int64_t row_max, int64_t t
                     const RowDivisorParams& p, int64_t* exps) {
   const VecDivisor div(p);
   const V t = Set(tpos), top = Set(row_max);
+  // A row maximum in int32's range (every caller's: it is one of the scores) keeps each
+  // distance below 2^32.
+  const bool small = row_max >= INT32_MIN && row_max <= INT32_MAX;
   V sum = Zero();
   for (int64_t i = 0; i < n; i += 8) {
     const __mmask8 m = TailMask(n - i);
     const V distance = _mm512_sub_epi64(top, LoadI32(scores + i, m));  // -(score - max) >= 0
-    const V e = DiExpOfNegative(distance, t, div);
+    const V e = small ? DiExpOfNegative32(distance, t, div) : DiExpOfNegative(distance, t, div);
     _mm512_mask_storeu_epi64(exps + i, m, e);
     sum = _mm512_mask_add_epi64(sum, m, sum, e);
   }
@@ -363,8 +397,7 @@ int64_t GreedyPick(const int32_t* logits, const int64_t* head_m, int64_t n) {
 
 // RequantI8Static with a divisor per element: den = s_m << max(row_k - s_k, 0) varies, so no
 // multiply-shift constant applies; but only min(quotient, 255) matters (the result saturates to
-// int8), and that is the largest t < 256 with t * den <= |num| + den/2, found bit by bit with
-// exact products (t * den < 2^63 for den < 2^55).
+// int8): QuotientBelow256 of |num| + den/2 (den < 2^55).
 int64_t RequantStaticColumns(const int64_t* p, int64_t n, int64_t row_m, int64_t row_k,
                              const int64_t* s_m, const int64_t* s_k, int8_t* y) {
   const V rm = Set(row_m), rk = Set(row_k), den_limit = Set(int64_t{1} << 55);
@@ -380,12 +413,7 @@ int64_t RequantStaticColumns(const int64_t* p, int64_t n, int64_t row_m, int64_t
                         _mm512_cmplt_epi64_mask(den, den_limit) &
                         _mm512_cmpge_epi64_mask(big, Zero());
     if ((ok & m) != m) return i;
-    V q = Zero();
-    for (int64_t bit = 128; bit >= 1; bit >>= 1) {
-      const V trial = _mm512_or_si512(q, Set(bit));
-      q = _mm512_mask_mov_epi64(q, _mm512_cmple_epi64_mask(_mm512_mullo_epi64(trial, den), big),
-                                trial);
-    }
+    const V q = QuotientBelow256(big, den);
     const V r = _mm512_mask_sub_epi64(q, _mm512_cmplt_epi64_mask(num, Zero()), Zero(), q);
     _mm512_mask_cvtepi64_storeu_epi8(y + i, m, SaturateI8(r));
   }

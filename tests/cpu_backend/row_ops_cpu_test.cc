@@ -7,8 +7,11 @@
 #include <algorithm>
 #include <vector>
 
+#include "engine/backends/cpu_divide.h"
 #include "engine/backends/cpu_row_ops.h"
+#include "engine/backends/row_kernels_cpu.h"
 #include "engine/backends/row_ops.h"
+#include "engine/ops/di_exp.h"
 #include "tests/cpu_backend/cpu_test_support.h"
 
 namespace dv {
@@ -180,7 +183,7 @@ TEST_P(RowOpsCpu, RequantI8StaticColumns) {
   test::TestRng rng(30);
   for (int rep = 0; rep < 40; ++rep) {
     for (int64_t n : kLengths) {
-      const auto p = RandomRowI64(n, rng, 50);
+      const auto p_random = RandomRowI64(n, rng, 50);
       std::vector<int64_t> s_m(static_cast<size_t>(n)), s_k(static_cast<size_t>(n));
       for (size_t i = 0; i < s_m.size(); ++i) {
         s_m[i] = rng.Uniform(0, 9) == 0 ? rng.Uniform(-3, 3) : rng.Uniform(1 << 15, (1 << 16) - 1);
@@ -188,6 +191,20 @@ TEST_P(RowOpsCpu, RequantI8StaticColumns) {
       }
       const int64_t row_m = rng.Uniform(0, 4) == 0 ? rng.Uniform(-5, 1 << 16) : 1;
       const int64_t row_k = rng.Uniform(0, 60);
+      auto p = p_random;
+      if (row_m == 1) {
+        // Quotients at and beside the rounding and saturation edges: |p| + den/2 = q * den + delta
+        // with q near 127, 128, 255 and 256 (the scale shifts cancel: s_k = row_k).
+        for (size_t i = 0; i < p.size(); i += 2) {
+          const int64_t den = rng.Uniform(1, int64_t{1} << rng.Uniform(1, 40));
+          const int64_t q = std::vector<int64_t>{
+              0, 1, 126, 127, 128, 129, 254, 255, 256, 257}[static_cast<size_t>(rng.Uniform(0, 9))];
+          const int64_t v = q * den - den / 2 + rng.Uniform(-1, 1);
+          s_m[i] = den;
+          s_k[i] = row_k;
+          p[i] = rng.Uniform(0, 1) == 0 ? v : -v;
+        }
+      }
       std::vector<int8_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
       plain_.RequantI8StaticColumns(p.data(), n, row_m, row_k, s_m.data(), s_k.data(), want.data());
       fast_.RequantI8StaticColumns(p.data(), n, row_m, row_k, s_m.data(), s_k.data(), got.data());
@@ -269,15 +286,62 @@ TEST_P(RowOpsCpu, Swiglu) {
   test::TestRng rng(28);
   for (int rep = 0; rep < 30; ++rep) {
     for (int64_t n : kLengths) {
-      const auto g = RandomRowI32(n, rng);
+      auto g = RandomRowI32(n, rng);
       const auto u = RandomRowI32(n, rng);
-      for (int64_t tpos : {int64_t{1}, int64_t{2}, int64_t{3}, rng.Uniform(4, 1 << 20),
+      // Gates at and beside multiples of a small tpos, where a quotient's last bit is decided.
+      const int64_t step = rng.Uniform(1, 1 << 12);
+      for (size_t i = 1; i < g.size(); i += 3) {
+        const int64_t v = rng.Uniform(0, 1 << 18) * step + rng.Uniform(-1, 1);
+        g[i] = static_cast<int32_t>(rng.Uniform(0, 1) == 0 ? v : -v);
+      }
+      // Divisors around 2^31 and 2^32 border the kernels' 32-bit products (|g| <= 2^31).
+      for (int64_t tpos : {int64_t{1}, int64_t{2}, int64_t{3}, rng.Uniform(4, 1 << 20), step,
+                           (int64_t{1} << 31) - 1, int64_t{1} << 31, (int64_t{1} << 31) + 1,
+                           (int64_t{1} << 32) - 1, int64_t{1} << 32, (int64_t{1} << 32) + 1,
                            rng.Uniform(1, int64_t{1} << 47), (int64_t{1} << 55) - 1,
                            int64_t{1} << 55, int64_t{1} << 62}) {
         std::vector<int64_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
         plain_.Swiglu(g.data(), u.data(), n, tpos, want.data());
         fast_.Swiglu(g.data(), u.data(), n, tpos, got.data());
         ASSERT_TRUE(test::SameBits(want, got)) << "n " << n << " tpos " << tpos;
+      }
+    }
+  }
+}
+
+// The softmax exponent kernel itself, beyond the rows Attend hands it: distances up to 2^32 - 1
+// (row maximum INT32_MAX, scores down to INT32_MIN), divisors around 2^31 and 2^32, and a row
+// maximum outside int32's range, each element against DiExp.
+TEST_P(RowOpsCpu, SoftmaxExpsAtTheEdgesOfInt32) {
+  const RowKernels& k = RowKernelsFor(GetParam());
+  test::TestRng rng(31);
+  for (int64_t row_max : {int64_t{INT32_MAX}, int64_t{0}, int64_t{-12345}, int64_t{INT32_MIN},
+                          int64_t{1} << 40, int64_t{1} << 32}) {
+    for (int64_t tpos : {int64_t{1}, int64_t{3}, (int64_t{1} << 31) - 1, int64_t{1} << 31,
+                         (int64_t{1} << 32) - 1, int64_t{1} << 32, (int64_t{1} << 32) + 1,
+                         rng.Uniform(1, int64_t{1} << 47), (int64_t{1} << 48) - 1}) {
+      for (int64_t n : {1, 7, 8, 9, 17, 577}) {
+        auto scores = RandomRowI32(n, rng);
+        scores[0] = INT32_MIN;
+        // Distances at and beside multiples of tpos, where a quotient's last bit is decided.
+        for (size_t i = 1; i < scores.size(); i += 2) {
+          const int64_t distance = rng.Uniform(0, 40) * tpos + rng.Uniform(-1, 1);
+          if (distance >= 0 && row_max - distance >= INT32_MIN && row_max - distance <= INT32_MAX) {
+            scores[i] = static_cast<int32_t>(row_max - distance);
+          }
+        }
+        for (auto& x : scores) x = static_cast<int32_t>(std::min<int64_t>(x, row_max));
+        std::vector<int64_t> want(static_cast<size_t>(n)), got(want);
+        int64_t want_sum = 0;
+        for (size_t i = 0; i < want.size(); ++i) {
+          want[i] = DiExp(WrapSub(scores[i], row_max), tpos);
+          want_sum = WrapAdd(want_sum, want[i]);
+        }
+        const RowDivisor div(static_cast<uint64_t>(tpos));
+        const int64_t sum =
+            k.softmax_exps(scores.data(), n, row_max, tpos, div.params(), got.data());
+        ASSERT_TRUE(test::SameBits(want, got)) << "row max " << row_max << " tpos " << tpos;
+        ASSERT_EQ(sum, want_sum) << "row max " << row_max << " tpos " << tpos;
       }
     }
   }
