@@ -18,8 +18,15 @@ TEST(ReferenceBackend, MatmulEqualsTheTripleLoop) {
   test::TestRng rng(7);
   auto backend = MakeReferenceBackend();
   for (int64_t m : {1, 2, 3, 4, 5, 8, 31, 32, 33, 67}) {
-    for (auto [k, n] :
-         {std::pair<int64_t, int64_t>{1, 1}, {3, 5}, {64, 17}, {130, 70}, {1024, 9}}) {
+    // k around the 256-byte prefetch chunks too (300, 2051), the prefetch running past a
+    // column's end into the next one and past the weight's last byte.
+    for (auto [k, n] : {std::pair<int64_t, int64_t>{1, 1},
+                        {3, 5},
+                        {64, 17},
+                        {130, 70},
+                        {300, 11},
+                        {1024, 9},
+                        {2051, 4}}) {
       std::vector<int8_t> a(static_cast<size_t>(m * k)), w(static_cast<size_t>(k * n));
       for (auto& x : a) x = static_cast<int8_t>(rng.Uniform(-128, 127));
       for (auto& x : w) x = static_cast<int8_t>(rng.Uniform(-128, 127));
