@@ -16,6 +16,12 @@
 namespace dv {
 namespace {
 
+// K and V bytes prefetched ahead of the loads, into L2: at a 4,096-token context batch-8
+// decode reads three times as many K/V bytes as weights, and one core's hardware prefetchers
+// alone stream them at about half the memory's speed (batch 8 at 4k: 57 -> 63-67 tokens/s on
+// the Intel Xeon host; 4 and 8 KiB alike). A prefetch changes no result.
+constexpr int64_t kAhead = 4096;
+
 inline int32_t Load4(const int8_t* p) {
   int32_t v;
   __builtin_memcpy(&v, p, 4);
@@ -172,6 +178,8 @@ void ScoresPairAvx512(const int8_t* qa, const int8_t* qb, const int8_t* k, int64
     __m512i b0 = _mm512_setzero_si512(), b1 = _mm512_setzero_si512();
     int64_t g = 0;
     for (; g + 2 <= groups; g += 2) {
+      _mm_prefetch(reinterpret_cast<const char*>(kb + 64 * g + kAhead), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(kb + 64 * g + 64 + kAhead), _MM_HINT_T1);
       const __m512i k0 = _mm512_xor_si512(_mm512_loadu_si512(kb + 64 * g), flip);
       const __m512i k1 = _mm512_xor_si512(_mm512_loadu_si512(kb + 64 * g + 64), flip);
       a0 = _mm512_dpbusd_epi32(a0, k0, _mm512_set1_epi32(Load4(qa + 4 * g)));
@@ -231,6 +239,7 @@ void ContextPairBlocks(const int32_t* pa, const int32_t* pb, const int8_t* v, in
       const int8_t* vg = v + (first + 4 * q) * d4 + 4 * j0;
 #pragma GCC unroll 4
       for (size_t i = 0; i < kB; ++i) {
+        _mm_prefetch(reinterpret_cast<const char*>(vg + 64 * i + kAhead), _MM_HINT_T1);
         const __m512i vv = i + 1 < kB ? _mm512_loadu_si512(vg + 64 * i)
                                       : _mm512_maskz_loadu_epi8(last, vg + 64 * i);
         lo_a[i] = _mm512_dpbusd_epi32(lo_a[i], pla, vv);
