@@ -4,6 +4,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <memory>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -27,6 +29,17 @@ void BlasCheck(cublasStatus_t s, const char* what) {
                            cublasGetStatusString(s));
   }
 }
+
+// Owners of the stream and the cuBLAS handle: a constructor that throws half way leaves nothing
+// behind.
+struct StreamDeleter {
+  void operator()(cudaStream_t s) const { cudaStreamDestroy(s); }
+};
+struct BlasDeleter {
+  void operator()(cublasHandle_t h) const { cublasDestroy(h); }
+};
+using Stream = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDeleter>;
+using BlasHandle = std::unique_ptr<std::remove_pointer_t<cublasHandle_t>, BlasDeleter>;
 
 // A device allocation of fp16 values that grows to the largest request.
 class DeviceHalves {
@@ -81,7 +94,9 @@ class CudaFp16Linear final : public FloatLinearBackend {
     CudaCheck(cudaSetDevice(options.device), "cudaSetDevice");
     CudaCheck(cudaGetDeviceProperties(&props_, options.device), "cudaGetDeviceProperties");
     CudaCheck(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    stream_owner_.reset(stream_);
     BlasCheck(cublasCreate(&handle_), "cublasCreate");
+    handle_owner_.reset(handle_);
     BlasCheck(cublasSetStream(handle_, stream_), "cublasSetStream");
     // torch's default for fp16: tensor cores, reduced-precision reductions allowed.
     BlasCheck(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
@@ -94,11 +109,8 @@ class CudaFp16Linear final : public FloatLinearBackend {
   }
 
   ~CudaFp16Linear() override {
-    weights_.clear();
-    x_.Release();
-    y_.Release();
-    if (handle_) cublasDestroy(handle_);
-    if (stream_) cudaStreamDestroy(stream_);
+    // The stream's queued work finishes before the buffers it uses are freed.
+    if (stream_ != nullptr) cudaStreamSynchronize(stream_);
   }
 
   void AddWeight(const float* w, int64_t n, int64_t k) override {
@@ -174,6 +186,9 @@ class CudaFp16Linear final : public FloatLinearBackend {
     int64_t n = 0, k = 0;
   };
   cudaDeviceProp props_{};
+  // Owners first: destroyed after the buffers below.
+  Stream stream_owner_;
+  BlasHandle handle_owner_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t handle_ = nullptr;
   std::unordered_map<const float*, Weight> weights_;

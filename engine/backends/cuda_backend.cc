@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <cublasLt.h>
@@ -28,6 +30,38 @@ void LtCheck(cublasStatus_t s, const char* what) {
     throw BackendError(std::string("cuda backend: cuBLASLt ") + what + ": " +
                        cublasLtGetStatusString(s));
   }
+}
+
+// Owners of the CUDA and cuBLASLt handles: a constructor that throws half way leaves nothing
+// behind (members already made are destroyed; a raw handle would leak).
+struct StreamDeleter {
+  void operator()(cudaStream_t s) const { cudaStreamDestroy(s); }
+};
+struct LtDeleter {
+  void operator()(cublasLtHandle_t h) const { cublasLtDestroy(h); }
+};
+struct DescDeleter {
+  void operator()(cublasLtMatmulDesc_t d) const { cublasLtMatmulDescDestroy(d); }
+};
+struct LayoutDeleter {
+  void operator()(cublasLtMatrixLayout_t l) const { cublasLtMatrixLayoutDestroy(l); }
+};
+struct PreferenceDeleter {
+  void operator()(cublasLtMatmulPreference_t p) const { cublasLtMatmulPreferenceDestroy(p); }
+};
+using Stream = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDeleter>;
+using LtHandle = std::unique_ptr<std::remove_pointer_t<cublasLtHandle_t>, LtDeleter>;
+using MatmulDesc = std::unique_ptr<std::remove_pointer_t<cublasLtMatmulDesc_t>, DescDeleter>;
+using Layout = std::unique_ptr<std::remove_pointer_t<cublasLtMatrixLayout_t>, LayoutDeleter>;
+using Preference =
+    std::unique_ptr<std::remove_pointer_t<cublasLtMatmulPreference_t>, PreferenceDeleter>;
+
+Layout MakeLayout(cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld, const char* what) {
+  cublasLtMatrixLayout_t l = nullptr;
+  LtCheck(cublasLtMatrixLayoutCreate(&l, type, static_cast<uint64_t>(rows),
+                                     static_cast<uint64_t>(cols), ld),
+          what);
+  return Layout(l);
 }
 
 // Device memory, freed with the object. Zero-filled when made, so the spare rows after an
@@ -104,7 +138,7 @@ class CudaPackedWeight final : public PackedWeight {
 // The kernel chosen for one GEMM shape, with the cuBLASLt descriptors it runs with.
 struct GemmPlan {
   bool lt = false;  // cuBLASLt, else dp4a
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  Layout a, b, d;
   cublasLtMatmulAlgo_t algo{};
   size_t workspace = 0;
   std::string description;
@@ -143,9 +177,18 @@ class CudaBackendImpl final : public Backend {
     device_ = options.device;
     CudaCheck(cudaSetDevice(device_), "cudaSetDevice");
     CudaCheck(cudaGetDeviceProperties(&props_, device_), "cudaGetDeviceProperties");
-    CudaCheck(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-    LtCheck(cublasLtCreate(&lt_), "cublasLtCreate");
-    LtCheck(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32I, CUDA_R_32I), "matmul desc");
+    cudaStream_t stream = nullptr;
+    CudaCheck(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    stream_owner_.reset(stream);
+    stream_ = stream;
+    cublasLtHandle_t lt = nullptr;
+    LtCheck(cublasLtCreate(&lt), "cublasLtCreate");
+    lt_owner_.reset(lt);
+    lt_ = lt;
+    cublasLtMatmulDesc_t desc = nullptr;
+    LtCheck(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32I, CUDA_R_32I), "matmul desc");
+    desc_owner_.reset(desc);
+    desc_ = desc;
     const cublasOperation_t trans = CUBLAS_OP_T, plain = CUBLAS_OP_N;
     LtCheck(
         cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof(trans)),
@@ -160,14 +203,8 @@ class CudaBackendImpl final : public Backend {
   }
 
   ~CudaBackendImpl() override {
-    for (auto& [shape, plan] : plans_) {
-      if (plan.a) cublasLtMatrixLayoutDestroy(plan.a);
-      if (plan.b) cublasLtMatrixLayoutDestroy(plan.b);
-      if (plan.d) cublasLtMatrixLayoutDestroy(plan.d);
-    }
-    if (desc_) cublasLtMatmulDescDestroy(desc_);
-    if (lt_) cublasLtDestroy(lt_);
-    if (stream_) cudaStreamDestroy(stream_);
+    // The stream's queued work finishes before the buffers it uses are freed.
+    if (stream_ != nullptr) cudaStreamSynchronize(stream_);
   }
 
   std::string_view Name() const override { return "cuda"; }
@@ -234,6 +271,7 @@ class CudaBackendImpl final : public Backend {
                      std::span<int32_t* const> c) override {
     if (w.empty() || m <= 0) return;
     const int64_t k = w[0]->k;
+    const int64_t tokens = CudaPlanTokens(m);  // columns computed; the first m come back
     const CudaGemmShape s0 = CudaGemmShapeFor(m, 1, k);
     const auto a_bytes = static_cast<size_t>(m * s0.k_pad);
     a_host_.Reserve(a_bytes);
@@ -242,7 +280,9 @@ class CudaBackendImpl final : public Backend {
       std::memcpy(staged + t * s0.k_pad, a + t * k, static_cast<size_t>(k));
       std::memset(staged + t * s0.k_pad + k, 0, static_cast<size_t>(s0.k_pad - k));
     }
-    a_dev_.Reserve(static_cast<size_t>((m + kCudaGuardRows) * s0.k_pad));
+    // Rows m..tokens-1 keep whatever an earlier call left there: they feed only the padded
+    // output columns, which are never copied back.
+    a_dev_.Reserve(static_cast<size_t>((tokens + kCudaGuardRows) * s0.k_pad));
     CudaCheck(cudaMemcpyAsync(a_dev_.as<void>(), staged, a_bytes, cudaMemcpyHostToDevice, stream_),
               "copying activations to the device");
     // Offsets of each product in the device and pinned buffers (members: no allocation per call
@@ -254,7 +294,7 @@ class CudaBackendImpl final : public Backend {
     for (size_t i = 0; i < w.size(); ++i) {
       const auto& pw = static_cast<const CudaPackedWeight&>(*w[i]);
       DV_CHECK(pw.k == k) << "MatmulI8Fused: weights of inner dimensions " << k << " and " << pw.k;
-      d_offset[i + 1] = d_offset[i] + static_cast<size_t>((m + kCudaGuardRows) * pw.m_pad);
+      d_offset[i + 1] = d_offset[i] + static_cast<size_t>((tokens + kCudaGuardRows) * pw.m_pad);
       c_offset[i + 1] = c_offset[i] + static_cast<size_t>(m * pw.n);
     }
     d_dev_.Reserve(d_offset.back() * sizeof(int32_t));
@@ -262,7 +302,7 @@ class CudaBackendImpl final : public Backend {
     for (size_t i = 0; i < w.size(); ++i) {
       const auto& pw = static_cast<const CudaPackedWeight&>(*w[i]);
       int32_t* d = d_dev_.as<int32_t>() + d_offset[i];
-      Multiply(pw, m, d);
+      Multiply(pw, tokens, d);
       CudaCheck(cudaMemcpy2DAsync(c_host_.as<int32_t>() + c_offset[i],
                                   static_cast<size_t>(pw.n) * sizeof(int32_t), d,
                                   static_cast<size_t>(pw.m_pad) * sizeof(int32_t),
@@ -288,14 +328,15 @@ class CudaBackendImpl final : public Backend {
       return;
     }
     const int32_t alpha = 1, beta = 0;
-    LtCheck(cublasLtMatmul(lt_, desc_, &alpha, w.w.as<void>(), plan.a, a_dev_.as<void>(), plan.b,
-                           &beta, d, plan.d, d, plan.d, &plan.algo, workspace_.as<void>(),
-                           plan.workspace, stream_),
+    LtCheck(cublasLtMatmul(lt_, desc_, &alpha, w.w.as<void>(), plan.a.get(), a_dev_.as<void>(),
+                           plan.b.get(), &beta, d, plan.d.get(), d, plan.d.get(), &plan.algo,
+                           workspace_.as<void>(), plan.workspace, stream_),
             "matmul");
   }
 
   // One kernel per (m_pad, tokens, k_pad), chosen once: the heuristic query happens here, on
-  // the first GEMM of the shape, never again for it.
+  // the first GEMM of the shape, never again for it (tokens is CudaPlanTokens' count, so the
+  // prompts of a long run add a bounded number of shapes).
   const GemmPlan& PlanFor(int64_t m_pad, int64_t tokens, int64_t k_pad) {
     const auto key = std::make_tuple(m_pad, tokens, k_pad);
     const auto found = plans_.find(key);
@@ -304,23 +345,20 @@ class CudaBackendImpl final : public Backend {
     const bool want_lt =
         gemm_ == CudaGemm::kCublasLt || (gemm_ == CudaGemm::kAuto && tokens > kCudaDp4aMaxTokens);
     if (want_lt) {
-      const auto rows = [](int64_t v) { return static_cast<uint64_t>(v); };
-      LtCheck(cublasLtMatrixLayoutCreate(&plan.a, CUDA_R_8I, rows(k_pad), rows(m_pad), k_pad),
-              "layout A");
-      LtCheck(cublasLtMatrixLayoutCreate(&plan.b, CUDA_R_8I, rows(k_pad), rows(tokens), k_pad),
-              "layout B");
-      LtCheck(cublasLtMatrixLayoutCreate(&plan.d, CUDA_R_32I, rows(m_pad), rows(tokens), m_pad),
-              "layout D");
-      cublasLtMatmulPreference_t pref = nullptr;
-      LtCheck(cublasLtMatmulPreferenceCreate(&pref), "preference");
+      plan.a = MakeLayout(CUDA_R_8I, k_pad, m_pad, k_pad, "layout A");
+      plan.b = MakeLayout(CUDA_R_8I, k_pad, tokens, k_pad, "layout B");
+      plan.d = MakeLayout(CUDA_R_32I, m_pad, tokens, m_pad, "layout D");
+      cublasLtMatmulPreference_t raw_pref = nullptr;
+      LtCheck(cublasLtMatmulPreferenceCreate(&raw_pref), "preference");
+      const Preference pref(raw_pref);
       const uint64_t ws = kWorkspaceBytes;
-      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
-                                           sizeof(ws));
+      cublasLtMatmulPreferenceSetAttribute(pref.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                           &ws, sizeof(ws));
       cublasLtMatmulHeuristicResult_t result{};
       int returned = 0;
-      const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt_, desc_, plan.a, plan.b, plan.d,
-                                                               plan.d, pref, 1, &result, &returned);
-      cublasLtMatmulPreferenceDestroy(pref);
+      const cublasStatus_t st =
+          cublasLtMatmulAlgoGetHeuristic(lt_, desc_, plan.a.get(), plan.b.get(), plan.d.get(),
+                                         plan.d.get(), pref.get(), 1, &result, &returned);
       if (st == CUBLAS_STATUS_SUCCESS && returned > 0 && result.state == CUBLAS_STATUS_SUCCESS) {
         plan.lt = true;
         plan.algo = result.algo;
@@ -334,12 +372,16 @@ class CudaBackendImpl final : public Backend {
       }
     }
     if (!plan.lt) plan.description = "dp4a";
-    return plans_.emplace(key, plan).first->second;
+    return plans_.emplace(key, std::move(plan)).first->second;
   }
 
   CudaGemm gemm_;
   int device_ = 0;
   cudaDeviceProp props_{};
+  // Owners first: destroyed after everything below that uses them.
+  Stream stream_owner_;
+  LtHandle lt_owner_;
+  MatmulDesc desc_owner_;
   cudaStream_t stream_ = nullptr;
   cublasLtHandle_t lt_ = nullptr;
   cublasLtMatmulDesc_t desc_ = nullptr;
@@ -370,6 +412,16 @@ const char* CudaGemmName(CudaGemm gemm) {
       return "dp4a";
   }
   return "auto";
+}
+
+int64_t CudaPlanTokens(int64_t tokens) {
+  if (tokens <= 16) return tokens;
+  if (tokens <= 256) {
+    int64_t p = 32;
+    while (p < tokens) p *= 2;
+    return p;
+  }
+  return (tokens + 255) / 256 * 256;
 }
 
 CudaGemmShape CudaGemmShapeFor(int64_t tokens, int64_t out, int64_t k) {

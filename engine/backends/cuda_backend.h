@@ -56,6 +56,13 @@ CudaGemmShape CudaGemmShapeFor(int64_t tokens, int64_t out, int64_t k);
 // Spare zero rows after every device operand (weights, activations, results).
 inline constexpr int64_t kCudaGuardRows = 64;
 
+// The token count a GEMM plan (its cuBLASLt layouts and algorithm) is made for: the batch's own
+// up to 16 tokens (decode batches: every shape exact), else rounded up to a power of two up to
+// 256 and to a multiple of 256 beyond, so that prompts of every length share a bounded set of
+// plans (at most 2x the columns, or 255 more). The padded token columns are computed and never
+// copied back: an output column depends on its own activation column only.
+int64_t CudaPlanTokens(int64_t tokens);
+
 // The saturation bound, checked when a weight is loaded: BackendError unless 0 < k and
 // k * 127 * 128 < 2^31 (an int8 x int8 dot product of length k then fits int32 in any order).
 void CheckCudaInnerDimension(int64_t k, int64_t n);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/backends/backend_registry.h"
@@ -34,6 +35,27 @@ TEST(CudaBackendHost, GemmShapesArePaddedToFour) {
       EXPECT_EQ(s.tokens, 8);
     }
   }
+}
+
+// A plan's token count: exact for decode batches, a bounded set of shapes for prompts.
+TEST(CudaBackendHost, PlanTokensAreBoundedAndCoverTheBatch) {
+  for (int64_t t = 1; t <= 16; ++t) EXPECT_EQ(CudaPlanTokens(t), t);
+  const std::vector<std::pair<int64_t, int64_t>> points = {
+      {17, 32},   {32, 32},   {33, 64},   {64, 64},     {65, 128},    {200, 256},  {256, 256},
+      {257, 512}, {512, 512}, {513, 768}, {4095, 4096}, {4096, 4096}, {4097, 4352}};
+  for (const auto& [tokens, want] : points) EXPECT_EQ(CudaPlanTokens(tokens), want) << tokens;
+  std::vector<int64_t> shapes;
+  int64_t last = 0;
+  for (int64_t t = 1; t <= 8192; ++t) {
+    const int64_t p = CudaPlanTokens(t);
+    ASSERT_GE(p, t);
+    ASSERT_GE(p, last) << t;  // never fewer columns for a longer batch
+    ASSERT_TRUE(t <= 256 ? p < 2 * t || t <= 16 : p < t + 256) << t;
+    if (p != last) shapes.push_back(p);
+    last = p;
+  }
+  // 16 exact + 32..256 (4) + 512..8192 in steps of 256 (31).
+  EXPECT_EQ(shapes.size(), 51u);
 }
 
 // k * 127 * 128 < 2^31: 132104 * 16256 = 2147482624 fits, 132105 * 16256 = 2147498880 does not.
@@ -212,7 +234,8 @@ TEST_P(CudaDevice, OddShapes) {
 TEST_P(CudaDevice, ModelShapes) {
   test::TestRng rng(22);
   auto backend = Make();
-  for (int64_t m : {1, 8, 64, 512}) {
+  // 300 after 512: its plan computes 512 columns, the last 212 over an earlier call's rows.
+  for (int64_t m : {1, 8, 64, 512, 300}) {
     CheckShape(*backend, m, 1024, 4096, rng);
     CheckShape(*backend, m, 3072, 1024, rng);
   }
