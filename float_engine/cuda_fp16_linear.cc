@@ -93,15 +93,17 @@ class CudaFp16Linear final : public FloatLinearBackend {
     }
     CudaCheck(cudaSetDevice(options.device), "cudaSetDevice");
     CudaCheck(cudaGetDeviceProperties(&props_, options.device), "cudaGetDeviceProperties");
-    CudaCheck(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-    stream_owner_.reset(stream_);
-    BlasCheck(cublasCreate(&handle_), "cublasCreate");
-    handle_owner_.reset(handle_);
-    BlasCheck(cublasSetStream(handle_, stream_), "cublasSetStream");
+    cudaStream_t stream = nullptr;
+    CudaCheck(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    stream_.reset(stream);
+    cublasHandle_t handle = nullptr;
+    BlasCheck(cublasCreate(&handle), "cublasCreate");
+    handle_.reset(handle);
+    BlasCheck(cublasSetStream(handle_.get(), stream_.get()), "cublasSetStream");
     // torch's default for fp16: tensor cores, reduced-precision reductions allowed.
-    BlasCheck(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    BlasCheck(cublasSetMathMode(handle_.get(), CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
     int version = 0;
-    BlasCheck(cublasGetVersion(handle_, &version), "cublasGetVersion");
+    BlasCheck(cublasGetVersion(handle_.get(), &version), "cublasGetVersion");
     description_ =
         "cuBLAS " + std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) +
         " cublasGemmEx fp16 in/out, fp32 accumulation, default algorithm, on " + props_.name +
@@ -110,7 +112,7 @@ class CudaFp16Linear final : public FloatLinearBackend {
 
   ~CudaFp16Linear() override {
     // The stream's queued work finishes before the buffers it uses are freed.
-    if (stream_ != nullptr) cudaStreamSynchronize(stream_);
+    if (stream_) cudaStreamSynchronize(stream_.get());
   }
 
   void AddWeight(const float* w, int64_t n, int64_t k) override {
@@ -140,22 +142,22 @@ class CudaFp16Linear final : public FloatLinearBackend {
     uint16_t* dx = x_.Reserve(host_x_.size());
     uint16_t* dy = y_.Reserve(static_cast<size_t>(m * n));
     CudaCheck(cudaMemcpyAsync(dx, host_x_.data(), host_x_.size() * sizeof(uint16_t),
-                              cudaMemcpyHostToDevice, stream_),
+                              cudaMemcpyHostToDevice, stream_.get()),
               "activation upload");
     // Row-major y[m, n] = x[m, k] . w[n, k]^T is column-major y^T (n x m) = W^T(k x n)^T . x^T:
     // A = w read transposed (lda = k), B = x as it lies (ldb = k), C column-major n x m.
     const float alpha = 1.0f, beta = 0.0f;
     BlasCheck(
-        cublasGemmEx(handle_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
-                     static_cast<int>(k), &alpha, it->second.data.data(), CUDA_R_16F,
-                     static_cast<int>(k), dx, CUDA_R_16F, static_cast<int>(k), &beta, dy,
-                     CUDA_R_16F, static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+        cublasGemmEx(handle_.get(), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n),
+                     static_cast<int>(m), static_cast<int>(k), &alpha, it->second.data.data(),
+                     CUDA_R_16F, static_cast<int>(k), dx, CUDA_R_16F, static_cast<int>(k), &beta,
+                     dy, CUDA_R_16F, static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
         "cublasGemmEx");
     host_y_.resize(static_cast<size_t>(m * n));
     CudaCheck(cudaMemcpyAsync(host_y_.data(), dy, host_y_.size() * sizeof(uint16_t),
-                              cudaMemcpyDeviceToHost, stream_),
+                              cudaMemcpyDeviceToHost, stream_.get()),
               "result download");
-    CudaCheck(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    CudaCheck(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize");
     for (int64_t r = 0; r < m; ++r) {
       for (int64_t c = 0; c < n; ++c)
         y[r * ldy + c] = F16BitsToFloat(host_y_[static_cast<size_t>(r * n + c)]);
@@ -168,7 +170,7 @@ class CudaFp16Linear final : public FloatLinearBackend {
     int driver = 0, runtime = 0, version = 0;
     cudaDriverGetVersion(&driver);
     cudaRuntimeGetVersion(&runtime);
-    cublasGetVersion(handle_, &version);
+    cublasGetVersion(handle_.get(), &version);
     return {
         {"name", props_.name},
         {"compute_capability", std::to_string(props_.major) + "." + std::to_string(props_.minor)},
@@ -186,11 +188,9 @@ class CudaFp16Linear final : public FloatLinearBackend {
     int64_t n = 0, k = 0;
   };
   cudaDeviceProp props_{};
-  // Owners first: destroyed after the buffers below.
-  Stream stream_owner_;
-  BlasHandle handle_owner_;
-  cudaStream_t stream_ = nullptr;
-  cublasHandle_t handle_ = nullptr;
+  // Before the buffers below, so destroyed after them.
+  Stream stream_;
+  BlasHandle handle_;
   std::unordered_map<const float*, Weight> weights_;
   DeviceHalves x_, y_;
   std::vector<uint16_t> host_x_, host_y_;

@@ -179,23 +179,20 @@ class CudaBackendImpl final : public Backend {
     CudaCheck(cudaGetDeviceProperties(&props_, device_), "cudaGetDeviceProperties");
     cudaStream_t stream = nullptr;
     CudaCheck(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-    stream_owner_.reset(stream);
-    stream_ = stream;
+    stream_.reset(stream);
     cublasLtHandle_t lt = nullptr;
     LtCheck(cublasLtCreate(&lt), "cublasLtCreate");
-    lt_owner_.reset(lt);
-    lt_ = lt;
+    lt_.reset(lt);
     cublasLtMatmulDesc_t desc = nullptr;
     LtCheck(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32I, CUDA_R_32I), "matmul desc");
-    desc_owner_.reset(desc);
-    desc_ = desc;
+    desc_.reset(desc);
     const cublasOperation_t trans = CUBLAS_OP_T, plain = CUBLAS_OP_N;
-    LtCheck(
-        cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof(trans)),
-        "TRANSA");
-    LtCheck(
-        cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &plain, sizeof(plain)),
-        "TRANSB");
+    LtCheck(cublasLtMatmulDescSetAttribute(desc_.get(), CUBLASLT_MATMUL_DESC_TRANSA, &trans,
+                                           sizeof(trans)),
+            "TRANSA");
+    LtCheck(cublasLtMatmulDescSetAttribute(desc_.get(), CUBLASLT_MATMUL_DESC_TRANSB, &plain,
+                                           sizeof(plain)),
+            "TRANSB");
     workspace_ = DeviceBuffer(kWorkspaceBytes);
     CpuBackendOptions host;
     host.threads = options.host_threads;
@@ -204,7 +201,7 @@ class CudaBackendImpl final : public Backend {
 
   ~CudaBackendImpl() override {
     // The stream's queued work finishes before the buffers it uses are freed.
-    if (stream_ != nullptr) cudaStreamSynchronize(stream_);
+    if (stream_) cudaStreamSynchronize(stream_.get());
   }
 
   std::string_view Name() const override { return "cuda"; }
@@ -271,7 +268,9 @@ class CudaBackendImpl final : public Backend {
                      std::span<int32_t* const> c) override {
     if (w.empty() || m <= 0) return;
     const int64_t k = w[0]->k;
-    const int64_t tokens = CudaPlanTokens(m);  // columns computed; the first m come back
+    // Columns computed (the first m come back): rounded up only where cuBLASLt may run, whose
+    // plans are per shape; the dp4a kernel needs no plan.
+    const int64_t tokens = gemm_ == CudaGemm::kDp4a ? m : CudaPlanTokens(m);
     const CudaGemmShape s0 = CudaGemmShapeFor(m, 1, k);
     const auto a_bytes = static_cast<size_t>(m * s0.k_pad);
     a_host_.Reserve(a_bytes);
@@ -283,8 +282,9 @@ class CudaBackendImpl final : public Backend {
     // Rows m..tokens-1 keep whatever an earlier call left there: they feed only the padded
     // output columns, which are never copied back.
     a_dev_.Reserve(static_cast<size_t>((tokens + kCudaGuardRows) * s0.k_pad));
-    CudaCheck(cudaMemcpyAsync(a_dev_.as<void>(), staged, a_bytes, cudaMemcpyHostToDevice, stream_),
-              "copying activations to the device");
+    CudaCheck(
+        cudaMemcpyAsync(a_dev_.as<void>(), staged, a_bytes, cudaMemcpyHostToDevice, stream_.get()),
+        "copying activations to the device");
     // Offsets of each product in the device and pinned buffers (members: no allocation per call
     // once they have grown).
     std::vector<size_t>& d_offset = d_offset_;
@@ -307,10 +307,10 @@ class CudaBackendImpl final : public Backend {
                                   static_cast<size_t>(pw.n) * sizeof(int32_t), d,
                                   static_cast<size_t>(pw.m_pad) * sizeof(int32_t),
                                   static_cast<size_t>(pw.n) * sizeof(int32_t),
-                                  static_cast<size_t>(m), cudaMemcpyDeviceToHost, stream_),
+                                  static_cast<size_t>(m), cudaMemcpyDeviceToHost, stream_.get()),
                 "copying a product to the host");
     }
-    CudaCheck(cudaStreamSynchronize(stream_), "running a GEMM");
+    CudaCheck(cudaStreamSynchronize(stream_.get()), "running a GEMM");
     for (size_t i = 0; i < w.size(); ++i) {
       std::memcpy(c[i], c_host_.as<int32_t>() + c_offset[i],
                   (c_offset[i + 1] - c_offset[i]) * sizeof(int32_t));
@@ -323,14 +323,14 @@ class CudaBackendImpl final : public Backend {
     const GemmPlan& plan = PlanFor(w.m_pad, tokens, w.k_pad);
     if (!plan.lt) {
       CudaCheck(cuda::LaunchGemmDp4a(w.w.as<int8_t>(), a_dev_.as<int8_t>(), d, w.m_pad, tokens,
-                                     w.k_pad, w.m_pad, stream_),
+                                     w.k_pad, w.m_pad, stream_.get()),
                 "the dp4a GEMM kernel");
       return;
     }
     const int32_t alpha = 1, beta = 0;
-    LtCheck(cublasLtMatmul(lt_, desc_, &alpha, w.w.as<void>(), plan.a.get(), a_dev_.as<void>(),
-                           plan.b.get(), &beta, d, plan.d.get(), d, plan.d.get(), &plan.algo,
-                           workspace_.as<void>(), plan.workspace, stream_),
+    LtCheck(cublasLtMatmul(lt_.get(), desc_.get(), &alpha, w.w.as<void>(), plan.a.get(),
+                           a_dev_.as<void>(), plan.b.get(), &beta, d, plan.d.get(), d, plan.d.get(),
+                           &plan.algo, workspace_.as<void>(), plan.workspace, stream_.get()),
             "matmul");
   }
 
@@ -356,9 +356,9 @@ class CudaBackendImpl final : public Backend {
                                            &ws, sizeof(ws));
       cublasLtMatmulHeuristicResult_t result{};
       int returned = 0;
-      const cublasStatus_t st =
-          cublasLtMatmulAlgoGetHeuristic(lt_, desc_, plan.a.get(), plan.b.get(), plan.d.get(),
-                                         plan.d.get(), pref.get(), 1, &result, &returned);
+      const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
+          lt_.get(), desc_.get(), plan.a.get(), plan.b.get(), plan.d.get(), plan.d.get(),
+          pref.get(), 1, &result, &returned);
       if (st == CUBLAS_STATUS_SUCCESS && returned > 0 && result.state == CUBLAS_STATUS_SUCCESS) {
         plan.lt = true;
         plan.algo = result.algo;
@@ -378,13 +378,10 @@ class CudaBackendImpl final : public Backend {
   CudaGemm gemm_;
   int device_ = 0;
   cudaDeviceProp props_{};
-  // Owners first: destroyed after everything below that uses them.
-  Stream stream_owner_;
-  LtHandle lt_owner_;
-  MatmulDesc desc_owner_;
-  cudaStream_t stream_ = nullptr;
-  cublasLtHandle_t lt_ = nullptr;
-  cublasLtMatmulDesc_t desc_ = nullptr;
+  // Before everything below that uses them, so destroyed after it.
+  Stream stream_;
+  LtHandle lt_;
+  MatmulDesc desc_;
   DeviceBuffer workspace_;
   std::unique_ptr<CpuBackend> host_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, GemmPlan> plans_;
