@@ -16,12 +16,6 @@
 namespace dv {
 namespace {
 
-// K and V bytes prefetched ahead of the loads, into L2: at a 4,096-token context batch-8
-// decode reads three times as many K/V bytes as weights, and one core's hardware prefetchers
-// alone stream them at about half the memory's speed (batch 8 at 4k: 57 -> 63-67 tokens/s on
-// the Intel Xeon host; 4 and 8 KiB alike). A prefetch changes no result.
-constexpr int64_t kAhead = 4096;
-
 inline int32_t Load4(const int8_t* p) {
   int32_t v;
   __builtin_memcpy(&v, p, 4);
@@ -160,8 +154,11 @@ void ContextAvx512(const int32_t* p, const int8_t* v, int64_t n_slots, int64_t d
 
 // Two queries, one pass over K: each K vector is loaded (and flipped) once for both queries'
 // vpdpbusd. One block at a time, even and odd groups in separate accumulators (four chains).
+// K and V are prefetched `pf` bytes ahead of the loads, into L2: at a 4,096-token context batch-8
+// decode reads three times as many K/V bytes as weights, and one core's hardware prefetchers
+// alone stream them at about half the memory's speed (docs/RESULTS.md, "second pass").
 void ScoresPairAvx512(const int8_t* qa, const int8_t* qb, const int8_t* k, int64_t n_slots,
-                      int64_t d4, int32_t* scores_a, int32_t* scores_b) {
+                      int64_t d4, int64_t pf, int32_t* scores_a, int32_t* scores_b) {
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   const int64_t groups = d4 / 4;
   int32_t sum_a = 0, sum_b = 0;
@@ -178,8 +175,10 @@ void ScoresPairAvx512(const int8_t* qa, const int8_t* qb, const int8_t* k, int64
     __m512i b0 = _mm512_setzero_si512(), b1 = _mm512_setzero_si512();
     int64_t g = 0;
     for (; g + 2 <= groups; g += 2) {
-      _mm_prefetch(reinterpret_cast<const char*>(kb + 64 * g + kAhead), _MM_HINT_T1);
-      _mm_prefetch(reinterpret_cast<const char*>(kb + 64 * g + 64 + kAhead), _MM_HINT_T1);
+      if (pf > 0) {
+        _mm_prefetch(reinterpret_cast<const char*>(kb + 64 * g + pf), _MM_HINT_T1);
+        _mm_prefetch(reinterpret_cast<const char*>(kb + 64 * g + 64 + pf), _MM_HINT_T1);
+      }
       const __m512i k0 = _mm512_xor_si512(_mm512_loadu_si512(kb + 64 * g), flip);
       const __m512i k1 = _mm512_xor_si512(_mm512_loadu_si512(kb + 64 * g + 64), flip);
       a0 = _mm512_dpbusd_epi32(a0, k0, _mm512_set1_epi32(Load4(qa + 4 * g)));
@@ -220,8 +219,8 @@ inline int32_t Load4(const uint8_t* p) {
 // `last` masks the final 16-channel block. Each V vector is loaded once for four vpdpbusd.
 template <int kBlocks>
 void ContextPairBlocks(const int32_t* pa, const int32_t* pb, const int8_t* v, int64_t n_slots,
-                       int64_t d4, int64_t j0, __mmask64 last, int64_t* ctx_a, int64_t* ctx_b,
-                       int64_t d) {
+                       int64_t d4, int64_t j0, __mmask64 last, int64_t pf, int64_t* ctx_a,
+                       int64_t* ctx_b, int64_t d) {
   constexpr size_t kB = kBlocks;
   __m512i lo_a[kB], hi_a[kB], lo_b[kB], hi_b[kB];
 #pragma GCC unroll 4
@@ -239,7 +238,7 @@ void ContextPairBlocks(const int32_t* pa, const int32_t* pb, const int8_t* v, in
       const int8_t* vg = v + (first + 4 * q) * d4 + 4 * j0;
 #pragma GCC unroll 4
       for (size_t i = 0; i < kB; ++i) {
-        _mm_prefetch(reinterpret_cast<const char*>(vg + 64 * i + kAhead), _MM_HINT_T1);
+        if (pf > 0) _mm_prefetch(reinterpret_cast<const char*>(vg + 64 * i + pf), _MM_HINT_T1);
         const __m512i vv = i + 1 < kB ? _mm512_loadu_si512(vg + 64 * i)
                                       : _mm512_maskz_loadu_epi8(last, vg + 64 * i);
         lo_a[i] = _mm512_dpbusd_epi32(lo_a[i], pla, vv);
@@ -271,7 +270,7 @@ void ContextPairBlocks(const int32_t* pa, const int32_t* pb, const int8_t* v, in
 }
 
 void ContextPairAvx512(const int32_t* pa, const int32_t* pb, const int8_t* v, int64_t n_slots,
-                       int64_t d, int64_t d4, int64_t* ctx_a, int64_t* ctx_b) {
+                       int64_t d, int64_t d4, int64_t pf, int64_t* ctx_a, int64_t* ctx_b) {
   // Up to 4 blocks of 16 channels (64 channels, 16 accumulators) per pass over the slots.
   for (int64_t j0 = 0; j0 < d4; j0 += 64) {
     const int64_t chans = d4 - j0 < 64 ? d4 - j0 : 64;  // a multiple of 4
@@ -280,16 +279,16 @@ void ContextPairAvx512(const int32_t* pa, const int32_t* pb, const int8_t* v, in
     const __mmask64 last = tail_bytes >= 64 ? ~__mmask64{0} : (__mmask64{1} << tail_bytes) - 1;
     switch (blocks) {
       case 1:
-        ContextPairBlocks<1>(pa, pb, v, n_slots, d4, j0, last, ctx_a, ctx_b, d);
+        ContextPairBlocks<1>(pa, pb, v, n_slots, d4, j0, last, pf, ctx_a, ctx_b, d);
         break;
       case 2:
-        ContextPairBlocks<2>(pa, pb, v, n_slots, d4, j0, last, ctx_a, ctx_b, d);
+        ContextPairBlocks<2>(pa, pb, v, n_slots, d4, j0, last, pf, ctx_a, ctx_b, d);
         break;
       case 3:
-        ContextPairBlocks<3>(pa, pb, v, n_slots, d4, j0, last, ctx_a, ctx_b, d);
+        ContextPairBlocks<3>(pa, pb, v, n_slots, d4, j0, last, pf, ctx_a, ctx_b, d);
         break;
       default:
-        ContextPairBlocks<4>(pa, pb, v, n_slots, d4, j0, last, ctx_a, ctx_b, d);
+        ContextPairBlocks<4>(pa, pb, v, n_slots, d4, j0, last, pf, ctx_a, ctx_b, d);
         break;
     }
   }

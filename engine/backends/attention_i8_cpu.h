@@ -23,11 +23,15 @@ struct AttentionI8Kernel {
                   int64_t* ctx) = nullptr;
   // Two queries against one KV head (grouped-query attention) in one pass over K or V: the
   // results of scores(q8a), scores(q8b) and context(pa), context(pb), same preconditions. Null
-  // where the level has none (the caller then calls the single forms).
+  // where the level has none (the caller then calls the single forms). `prefetch_bytes`: how far
+  // ahead of its loads the kernel asks for K or V bytes (the backend's prefetch distance; 0:
+  // none). A prefetch changes no result.
   void (*scores_pair)(const int8_t* q8a, const int8_t* q8b, const int8_t* k, int64_t n_slots,
-                      int64_t d4, int32_t* scores_a, int32_t* scores_b) = nullptr;
+                      int64_t d4, int64_t prefetch_bytes, int32_t* scores_a,
+                      int32_t* scores_b) = nullptr;
   void (*context_pair)(const int32_t* pa, const int32_t* pb, const int8_t* v, int64_t n_slots,
-                       int64_t d, int64_t d4, int64_t* ctx_a, int64_t* ctx_b) = nullptr;
+                       int64_t d, int64_t d4, int64_t prefetch_bytes, int64_t* ctx_a,
+                       int64_t* ctx_b) = nullptr;
 };
 
 // The kernels of one ISA level; the caller checks CpuSupports(isa) first. neon and neondot use

@@ -57,7 +57,7 @@ class CpuBackendImpl final : public CpuBackend {
         kernel_(MatmulI8KernelFor(isa)),
         prefetch_bytes_(prefetch_bytes),
         regions_(regions),
-        row_ops_(isa),
+        row_ops_(isa, prefetch_bytes),
         pool_(threads),
         arena_(std::make_shared<CpuWeightArena>(huge_pages)) {}
 

@@ -20,8 +20,11 @@ constexpr int64_t kFastMaxSwigluTpos = int64_t{1} << 55;
 
 }  // namespace
 
-CpuRowOps::CpuRowOps(CpuIsa isa)
-    : k_(RowKernelsFor(isa)), scalar_(*RowKernelsScalar()), attention_(AttentionI8KernelFor(isa)) {}
+CpuRowOps::CpuRowOps(CpuIsa isa, int64_t prefetch_bytes)
+    : k_(RowKernelsFor(isa)),
+      scalar_(*RowKernelsScalar()),
+      attention_(AttentionI8KernelFor(isa)),
+      prefetch_bytes_(prefetch_bytes) {}
 
 // DiRmsNorm / DiRmsNormGamma: pre-shift the row's top bit to 25, rms = isqrt of the rounded mean
 // square, divide by rms.
@@ -220,7 +223,7 @@ void CpuRowOps::AttendGroup(int64_t queries, const int8_t* q8, const KvHeadView&
       std::memset(qb + d, 0, static_cast<size_t>(d4 - d));
       int32_t* sa = scores + i * slot_stride;
       int32_t* sb = sa + slot_stride;
-      attention_.scores_pair(qa, qb, kv.k, n_slots, d4, sa, sb);
+      attention_.scores_pair(qa, qb, kv.k, n_slots, d4, prefetch_bytes_, sa, sb);
       int32_t* pa = probs + i * slot_stride;
       int32_t* pb = pa + slot_stride;
       const int64_t sum_a = Softmax(sa, n_slots, ta, exps + i * slot_stride, pa);
@@ -228,7 +231,7 @@ void CpuRowOps::AttendGroup(int64_t queries, const int8_t* q8, const KvHeadView&
       int64_t* ca = ctx + i * d;
       int64_t* cb = ca + d;
       if (sum_a < kFastMaxProbSum && sum_b < kFastMaxProbSum) {
-        attention_.context_pair(pa, pb, kv.v, n_slots, d, d4, ca, cb);
+        attention_.context_pair(pa, pb, kv.v, n_slots, d, d4, prefetch_bytes_, ca, cb);
       } else {
         ContextPlain(pa, kv, n_slots, ca);
         ContextPlain(pb, kv, n_slots, cb);

@@ -15,7 +15,9 @@ namespace dv {
 
 class CpuRowOps final : public RowOps {
  public:
-  explicit CpuRowOps(CpuIsa isa);
+  // prefetch_bytes: how far ahead the attention kernels ask for K/V bytes (the backend's
+  // prefetch distance, DETVERIFY_PREFETCH; 0: none). It changes no result.
+  explicit CpuRowOps(CpuIsa isa, int64_t prefetch_bytes = 0);
 
   void RmsNorm(const int32_t* x, int64_t n, int32_t* y) const override;
   void RmsNormGamma(const int32_t* x, int64_t n, const int64_t* gamma_m, int64_t* y) const override;
@@ -54,6 +56,7 @@ class CpuRowOps final : public RowOps {
   const RowKernels& k_;       // this ISA's element loops
   const RowKernels& scalar_;  // finishes rows a vector loop stops early on
   const AttentionI8Kernel& attention_;
+  int64_t prefetch_bytes_;
 };
 
 }  // namespace dv

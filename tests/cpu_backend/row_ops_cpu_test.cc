@@ -25,6 +25,8 @@ class RowOpsCpu : public test::IsaTest {
   const RowOps plain_{};
   // Constructed before SetUp can skip; a level this CPU lacks may have no kernels in this build.
   const CpuRowOps fast_{CpuSupports(GetParam()) ? GetParam() : CpuIsa::kScalar};
+  // The same with the attention kernels' K/V prefetch (2 KiB ahead, the default distance).
+  const CpuRowOps fast_prefetching_{CpuSupports(GetParam()) ? GetParam() : CpuIsa::kScalar, 2048};
 };
 
 // A row of n int64 values of one random magnitude (or mixed ones), sometimes with edge values.
@@ -413,28 +415,31 @@ TEST_P(RowOpsCpu, AttendGroup) {
             scales[static_cast<size_t>(rng.Uniform(0, queries - 1))] = {
                 static_cast<int64_t>(rng.Next()), rng.Uniform(-5, 130)};
           }
-          const int64_t stride = slots + 3;  // rows of scratch further apart than the slots
-          const auto rows = static_cast<size_t>(queries * stride);
-          std::vector<int32_t> scores(rows), probs(rows, -1);
-          std::vector<int64_t> exps(rows);
-          std::vector<int64_t> ctx(static_cast<size_t>(queries * head_dim)), tpos(scales.size());
-          fast_.AttendGroup(queries, q.data(), kv.view, slots, scales.data(), stride, scores.data(),
-                            exps.data(), probs.data(), ctx.data(), tpos.data());
-          for (int64_t i = 0; i < queries; ++i) {
-            std::vector<int32_t> s1(static_cast<size_t>(slots)), p1(s1);
-            std::vector<int64_t> e1(static_cast<size_t>(slots)), c1(static_cast<size_t>(head_dim));
-            const int64_t t1 = plain_.Attend(q.data() + i * head_dim, kv.view, slots,
-                                             scales[static_cast<size_t>(i)], s1.data(), e1.data(),
-                                             p1.data(), c1.data());
-            ASSERT_EQ(t1, tpos[static_cast<size_t>(i)]) << "query " << i;
-            const std::vector<int32_t> p_got(probs.begin() + i * stride,
-                                             probs.begin() + i * stride + slots);
-            const std::vector<int64_t> c_got(ctx.begin() + i * head_dim,
-                                             ctx.begin() + (i + 1) * head_dim);
-            ASSERT_TRUE(test::SameBits(p1, p_got))
-                << "probs d " << head_dim << " slots " << slots << " query " << i << "/" << queries;
-            ASSERT_TRUE(test::SameBits(c1, c_got))
-                << "ctx d " << head_dim << " slots " << slots << " query " << i << "/" << queries;
+          for (const CpuRowOps* fast : {&fast_, &fast_prefetching_}) {
+            const int64_t stride = slots + 3;  // rows of scratch further apart than the slots
+            const auto rows = static_cast<size_t>(queries * stride);
+            std::vector<int32_t> scores(rows), probs(rows, -1);
+            std::vector<int64_t> exps(rows);
+            std::vector<int64_t> ctx(static_cast<size_t>(queries * head_dim)), tpos(scales.size());
+            fast->AttendGroup(queries, q.data(), kv.view, slots, scales.data(), stride,
+                              scores.data(), exps.data(), probs.data(), ctx.data(), tpos.data());
+            for (int64_t i = 0; i < queries; ++i) {
+              std::vector<int32_t> s1(static_cast<size_t>(slots)), p1(s1);
+              std::vector<int64_t> e1(static_cast<size_t>(slots)),
+                  c1(static_cast<size_t>(head_dim));
+              const int64_t t1 = plain_.Attend(q.data() + i * head_dim, kv.view, slots,
+                                               scales[static_cast<size_t>(i)], s1.data(), e1.data(),
+                                               p1.data(), c1.data());
+              ASSERT_EQ(t1, tpos[static_cast<size_t>(i)]) << "query " << i;
+              const std::vector<int32_t> p_got(probs.begin() + i * stride,
+                                               probs.begin() + i * stride + slots);
+              const std::vector<int64_t> c_got(ctx.begin() + i * head_dim,
+                                               ctx.begin() + (i + 1) * head_dim);
+              ASSERT_TRUE(test::SameBits(p1, p_got)) << "probs d " << head_dim << " slots " << slots
+                                                     << " query " << i << "/" << queries;
+              ASSERT_TRUE(test::SameBits(c1, c_got))
+                  << "ctx d " << head_dim << " slots " << slots << " query " << i << "/" << queries;
+            }
           }
         }
       }
