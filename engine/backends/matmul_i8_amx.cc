@@ -115,8 +115,9 @@ void Block(const MatmulI8Args& args, int64_t r0, int64_t rows, int64_t tile_rows
     _tile_dpbsud(0, 3, 4);
     _tile_dpbsud(1, 3, 5);
     _tile_dpbsud(2, 3, 6);
-    // After the step's tile products, not before its loads: one thread streamed 12% faster so
-    // (the prefetches no longer wait behind the tile loads' misses).
+    // After the step's tile products, not before its loads: the prefetches no longer wait
+    // behind the tile loads' misses (one thread's 8-row stream gained most; docs/RESULTS.md,
+    // "second pass").
     if (prefetch) {
       for (int64_t line = 0; line < kTileStepBytes; line += 64) {
         _mm_prefetch(reinterpret_cast<const char*>(b + pf + line), _MM_HINT_T1);
