@@ -19,6 +19,7 @@
 #include "engine/synth.h"
 #include "tests/cpu_backend/cpu_test_support.h"
 #include "tests/engine/test_support.h"
+#include "tests/support/scratch_files.h"
 
 namespace dv::test {
 
@@ -102,6 +103,8 @@ class CpuBitIdentity : public IsaTest {
   }
   // Odd shapes, synthesized once into a temporary folder.
   static const Artifact& Odd(const std::string& name) {
+    // Declared first, so removed after the artifacts that map files in them.
+    static std::map<std::string, std::unique_ptr<test_files::ScratchDir>> dirs;
     static std::map<std::string, std::unique_ptr<Artifact>> loaded;
     auto& a = loaded[name];
     if (!a) {
@@ -111,8 +114,9 @@ class CpuBitIdentity : public IsaTest {
           {"odd-b", {1, 33, 4, 2, 10, 45, 131, 64}},
           {"odd-c", {2, 130, 2, 2, 66, 190, 1000, 80}},
       };
-      const std::string dir =
-          ::testing::TempDir() + "detverify-cpu-" + name + "-" + std::to_string(::getpid());
+      auto& scratch = dirs[name];
+      scratch = std::make_unique<test_files::ScratchDir>("cpu-" + name);
+      const std::string dir = scratch->Path().string();
       WriteSynthArtifact({name, shapes.at(name)}, 3, dir);
       a = Artifact::Load(dir);
     }

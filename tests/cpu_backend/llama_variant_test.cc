@@ -14,21 +14,25 @@
 #include "prepare/calibration_set.h"
 #include "prepare/prepare_artifact.h"
 #include "tests/cpu_backend/cpu_bit_identity.h"
+#include "tests/support/scratch_files.h"
 
 namespace dv::test {
 namespace {
 
+// Removed at exit, after the artifact that maps files in it (see LlamaTiny).
 std::string LlamaTinyDir() {
-  return ::testing::TempDir() + "detverify-llama-tiny-" + std::to_string(::getpid());
+  static const test_files::ScratchDir dir("llama-tiny");
+  return dir.Path().string();
 }
 
 const Artifact& LlamaTiny() {
+  const std::string dir = LlamaTinyDir();  // the folder's owner first, so it outlives `a`
   static std::unique_ptr<Artifact> a;
   if (!a) {
     const auto checkpoint =
         gguf::OpenGgufCheckpoint(std::string(DV_SOURCE_ROOT) + "/tests/data/gguf/llama_tiny.gguf");
     PrepareOptions p;
-    p.out_dir = LlamaTinyDir();
+    p.out_dir = dir;
     p.force = true;
     p.threads = 2;
     p.calibration = BuiltinCalibration(checkpoint->config().vocab, 4, 64);

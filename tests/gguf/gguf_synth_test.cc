@@ -18,18 +18,23 @@
 #include "engine/safetensors.h"
 #include "gguf/gguf_synth.h"
 #include "gguf/llama_model.h"
+#include "tests/support/scratch_files.h"
 
 namespace dv::gguf {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string Scratch(const std::string& name) {
-  const std::string dir =
-      ::testing::TempDir() + "detverify-gguf-synth-" + std::to_string(::getpid()) + "-" + name;
-  fs::remove_all(dir);
-  return dir;
-}
+// An empty folder's path (the writer creates it), removed with what is in it when the test ends,
+// failed or not.
+class Scratch {
+ public:
+  Scratch() { fs::remove(scratch_.Path()); }
+  std::string Path() const { return scratch_.Path().string(); }
+
+ private:
+  test_files::ScratchDir scratch_{"gguf-synth"};
+};
 
 std::string FileSha256(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -45,7 +50,8 @@ std::string FileSha256(const std::string& path) {
 }
 
 TEST(GgufSynth, SeedZeroBytesArePinned) {
-  const std::string dir = Scratch("pins");
+  const Scratch scratch;
+  const std::string dir = scratch.Path();
   const std::pair<const char*, const char*> pins[] = {
       {"llama-tiny", "ab4b4e6edd20a100dd44d177150e8632f3f850b29e67bb2172e139d17e979453"},
       {"smollm2-135m", "dbcb40125bddfa4b504a7e8d5a875b086f57890388d8a555194cf48c1f82de91"},
@@ -58,11 +64,11 @@ TEST(GgufSynth, SeedZeroBytesArePinned) {
   }
   // Nothing but the files themselves was left in the folder (the writes are atomic).
   EXPECT_TRUE(fs::is_empty(dir));
-  fs::remove_all(dir);
 }
 
 TEST(GgufSynth, ReadsBackAsThePresetWithTheHuggingFaceValues) {
-  const std::string dir = Scratch("read-back");
+  const Scratch scratch;
+  const std::string dir = scratch.Path();
   const GgufSynthPreset& preset = FindGgufSynthPreset("llama-tiny");
   const FloatModelConfig& c = preset.config;
   const uint64_t seed = 5;
@@ -99,16 +105,15 @@ TEST(GgufSynth, ReadsBackAsThePresetWithTheHuggingFaceValues) {
     }
     EXPECT_EQ(differ, 0u) << s.name << ": values differ from the Hugging Face checkpoint's";
   }
-  fs::remove_all(dir);
 }
 
 TEST(GgufSynth, SeedsDiffer) {
-  const std::string dir = Scratch("seeds");
+  const Scratch scratch;
+  const std::string dir = scratch.Path();
   const GgufSynthPreset& preset = FindGgufSynthPreset("llama-tiny");
   WriteSynthGguf(preset, 0, dir + "/a.gguf");
   WriteSynthGguf(preset, 1, dir + "/b.gguf");
   EXPECT_NE(FileSha256(dir + "/a.gguf"), FileSha256(dir + "/b.gguf"));
-  fs::remove_all(dir);
 }
 
 TEST(GgufSynth, NamesMapAsLlamaCppNamesThem) {

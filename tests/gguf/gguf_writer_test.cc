@@ -13,6 +13,7 @@
 #include "gguf/gguf_writer.h"
 #include "gguf/model_cache.h"
 #include "gguf/model_tokenizer.h"
+#include "tests/support/scratch_files.h"
 #include "tests/support/smollm2.h"
 #include "tests/tokenizer/qwen3_test_data.h"
 
@@ -22,13 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 using tok::testing::FromHex;
 using tok::testing::ReadJsonl;
-
-std::string Scratch(const std::string& name) {
-  const std::string dir =
-      ::testing::TempDir() + "detverify-gguf-writer-" + std::to_string(::getpid()) + "-" + name;
-  fs::create_directories(dir);
-  return dir;
-}
 
 bool Kept(std::string_view key) {
   return key == "general.architecture" || key == "general.name" || key.starts_with("tokenizer.");
@@ -57,13 +51,15 @@ void ExpectSameKeptMetadata(const GgufFile& src, const GgufFile& out) {
 
 TEST(GgufWriterTest, KeepsTheTokenizerMetadataValueForValue) {
   const GgufFile src = GgufFile::Open(std::string(DV_GGUF_TEST_DATA_DIR) + "/llama_tiny.gguf");
-  const std::string path = Scratch("tiny") + "/tokenizer.gguf";
+  const test_files::ScratchDir scratch("gguf-writer");
+  const std::string path = scratch.File("tokenizer.gguf");
   WriteTokenizerGguf(src, path);
   ExpectSameKeptMetadata(src, GgufFile::Open(path));
 }
 
 TEST(GgufWriterTest, TheArtifactsTokenizerGgufComesBeforeItsTokenizerJson) {
-  const std::string dir = Scratch("rule");
+  const test_files::ScratchDir scratch("gguf-writer");
+  const std::string dir = scratch.Path().string();
   EXPECT_EQ(TokenizerPathFor(dir), tok::DefaultTokenizerPath());
   std::ofstream(dir + "/tokenizer.json") << "{}";
   EXPECT_EQ(TokenizerPathFor(dir), dir + "/tokenizer.json");
@@ -76,7 +72,8 @@ TEST(GgufWriterTest, TheArtifactsTokenizerGgufComesBeforeItsTokenizerJson) {
 TEST(GgufWriterTest, SmolLM2TokenizerGgufEncodesAndChatsLikeHuggingFace) {
   DV_REQUIRE_SMOLLM2(model);
   const GgufFile src = GgufFile::Open(model);
-  const std::string path = Scratch("smollm2") + "/tokenizer.gguf";
+  const test_files::ScratchDir scratch("gguf-writer");
+  const std::string path = scratch.File("tokenizer.gguf");
   WriteTokenizerGguf(src, path);
   ExpectSameKeptMetadata(src, GgufFile::Open(path));
   EXPECT_LT(fs::file_size(path), fs::file_size(SmolLM2Path()) / 20);
