@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "checkpoint/half_float.h"
+#include "cuda_device/cuda_device.h"
 #include "float_engine/float_model.h"
 
 namespace dv {
@@ -32,13 +33,9 @@ void BlasCheck(cublasStatus_t s, const char* what) {
 
 // Owners of the stream and the cuBLAS handle: a constructor that throws half way leaves nothing
 // behind.
-struct StreamDeleter {
-  void operator()(cudaStream_t s) const { cudaStreamDestroy(s); }
-};
 struct BlasDeleter {
   void operator()(cublasHandle_t h) const { cublasDestroy(h); }
 };
-using Stream = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDeleter>;
 using BlasHandle = std::unique_ptr<std::remove_pointer_t<cublasHandle_t>, BlasDeleter>;
 
 // A device allocation of fp16 values that grows to the largest request.
@@ -84,7 +81,7 @@ class CudaFp16Linear final : public FloatLinearBackend {
  public:
   explicit CudaFp16Linear(const CudaFp16LinearOptions& options) {
     std::string why;
-    const int count = CudaFloatDeviceCount(&why);
+    const int count = CudaDeviceCount(&why);
     if (count == 0)
       throw FloatEngineError("float engine on cuda: no CUDA device here (" + why + ")");
     if (options.device < 0 || options.device >= count) {
@@ -189,7 +186,7 @@ class CudaFp16Linear final : public FloatLinearBackend {
   };
   cudaDeviceProp props_{};
   // Before the buffers below, so destroyed after them.
-  Stream stream_;
+  CudaStream stream_;
   BlasHandle handle_;
   std::unordered_map<const float*, Weight> weights_;
   DeviceHalves x_, y_;
@@ -198,17 +195,6 @@ class CudaFp16Linear final : public FloatLinearBackend {
 };
 
 }  // namespace
-
-int CudaFloatDeviceCount(std::string* why) {
-  int count = 0;
-  const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    if (why != nullptr) *why = std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e);
-    cudaGetLastError();
-    return 0;
-  }
-  return count;
-}
 
 std::shared_ptr<FloatLinearBackend> MakeCudaFp16Linear(const CudaFp16LinearOptions& options) {
   return std::make_shared<CudaFp16Linear>(options);

@@ -17,9 +17,6 @@ struct CudaFp16LinearOptions {
   int device = 0;
 };
 
-// CUDA devices this process can use; 0 without a device or driver, the runtime's words in *why.
-int CudaFloatDeviceCount(std::string* why = nullptr);
-
 // Throws FloatEngineError without a usable device, or when the runtime or cuBLAS refuses.
 std::shared_ptr<FloatLinearBackend> MakeCudaFp16Linear(const CudaFp16LinearOptions& options = {});
 

@@ -3,6 +3,7 @@
 #include "engine/backends/cpu_backend.h"
 #include "engine/backends/reference_backend.h"
 #if defined(DV_HAVE_CUDA_BACKEND)
+#include "cuda_device/cuda_device.h"
 #include "engine/backends/cuda_backend.h"
 #endif
 

@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include "base/check.h"
+#include "cuda_device/cuda_device.h"
 #include "engine/backends/cpu_backend.h"
 #include "engine/backends/cuda_gemm_dp4a.h"
 
@@ -34,9 +35,6 @@ void LtCheck(cublasStatus_t s, const char* what) {
 
 // Owners of the CUDA and cuBLASLt handles: a constructor that throws half way leaves nothing
 // behind (members already made are destroyed; a raw handle would leak).
-struct StreamDeleter {
-  void operator()(cudaStream_t s) const { cudaStreamDestroy(s); }
-};
 struct LtDeleter {
   void operator()(cublasLtHandle_t h) const { cublasLtDestroy(h); }
 };
@@ -49,7 +47,6 @@ struct LayoutDeleter {
 struct PreferenceDeleter {
   void operator()(cublasLtMatmulPreference_t p) const { cublasLtMatmulPreferenceDestroy(p); }
 };
-using Stream = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDeleter>;
 using LtHandle = std::unique_ptr<std::remove_pointer_t<cublasLtHandle_t>, LtDeleter>;
 using MatmulDesc = std::unique_ptr<std::remove_pointer_t<cublasLtMatmulDesc_t>, DescDeleter>;
 using Layout = std::unique_ptr<std::remove_pointer_t<cublasLtMatrixLayout_t>, LayoutDeleter>;
@@ -379,7 +376,7 @@ class CudaBackendImpl final : public Backend {
   int device_ = 0;
   cudaDeviceProp props_{};
   // Before everything below that uses them, so destroyed after it.
-  Stream stream_;
+  CudaStream stream_;
   LtHandle lt_;
   MatmulDesc desc_;
   DeviceBuffer workspace_;
@@ -444,18 +441,6 @@ void CheckCudaInnerDimension(int64_t k, int64_t n) {
                        "* 128 < 2^31, k <= " +
                        std::to_string(kMaxK) + ")");
   }
-}
-
-int CudaDeviceCount(std::string* why) {
-  int count = 0;
-  const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    if (why != nullptr) *why = std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e);
-    cudaGetLastError();  // the runtime keeps no sticky error for this call
-    return 0;
-  }
-  if (count == 0 && why != nullptr) *why = "cudaGetDeviceCount: 0 devices";
-  return count;
 }
 
 std::unique_ptr<Backend> MakeCudaBackend(const CudaBackendOptions& options) {

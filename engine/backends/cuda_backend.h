@@ -67,10 +67,6 @@ int64_t CudaPlanTokens(int64_t tokens);
 // k * 127 * 128 < 2^31 (an int8 x int8 dot product of length k then fits int32 in any order).
 void CheckCudaInnerDimension(int64_t k, int64_t n);
 
-// CUDA devices this process can use; 0 when there is no device or no driver, with the runtime's
-// own words in *why.
-int CudaDeviceCount(std::string* why = nullptr);
-
 // Throws BackendError without a usable device, or when the CUDA runtime or cuBLASLt refuses.
 std::unique_ptr<Backend> MakeCudaBackend(const CudaBackendOptions& options = {});
 

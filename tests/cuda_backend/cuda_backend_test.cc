@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "cuda_device/cuda_device.h"
 #include "engine/backends/backend_registry.h"
 #include "engine/backends/cuda_backend.h"
 #include "engine/backends/cuda_gemm_dp4a_lane.h"

@@ -7,6 +7,7 @@
 
 #include "checkpoint/half_float.h"
 #include "checkpoint/hf_synth.h"
+#include "cuda_device/cuda_device.h"
 #include "float_engine/cuda_fp16_linear.h"
 #include "float_engine/float_model.h"
 #include "tests/float_engine/float_reference.h"
@@ -14,7 +15,7 @@
 namespace dv {
 namespace {
 
-bool HaveDevice() { return CudaFloatDeviceCount() > 0; }
+bool HaveDevice() { return CudaDeviceCount() > 0; }
 
 TEST(CudaFp16Host, NoDeviceIsOneLineError) {
   if (HaveDevice()) GTEST_SKIP() << "a CUDA device is present: nothing to refuse";
@@ -34,7 +35,7 @@ class CudaFp16Device : public ::testing::TestWithParam<const char*> {
   void SetUp() override {
     if (!HaveDevice()) {
       std::string why;
-      CudaFloatDeviceCount(&why);
+      CudaDeviceCount(&why);
       GTEST_SKIP() << "no CUDA device (" << why << ")";
     }
     ref_ = test::LoadFloatReference(GetParam());

@@ -24,17 +24,20 @@ const std::vector<Component>& LayerTable() {
        {"base"},
        "one small interface per OS concern: CPU and memory facts, huge pages, "
        "affinity, processes (Linux and macOS)"},
+      {"cuda_device",
+       {},
+       "the CUDA device count and the runtime owners the CUDA targets share (DETVERIFY_CUDA)"},
       {"engine.core",
        {"base"},
        "the float-free integer core: intmath, dyadic, ops, IntQwen3, "
        "the backend interface, the reference backend, the K/V layout"},
       {"engine.cpu", {"engine.core", "os", "base"}, "the cpu backend: SIMD kernels, threads"},
       {"engine.cuda",
-       {"engine.cpu", "engine.core", "base"},
+       {"engine.cpu", "engine.core", "cuda_device", "base"},
        "the cuda backend: exact int8 GEMMs on NVIDIA GPUs (cuBLASLt, dp4a), row work on the "
        "host's cpu backend"},
       {"engine.backends",
-       {"engine.core", "engine.cpu", "engine.cuda", "base"},
+       {"engine.core", "engine.cpu", "engine.cuda", "cuda_device", "base"},
        "the backend registry: every backend by name"},
       {"engine.io",
        {"engine.core", "base"},
@@ -53,7 +56,7 @@ const std::vector<Component>& LayerTable() {
        "GGUF files: container, dequantizers, Llama models, the tokenizer a GGUF carries, the "
        "float checkpoint a Llama GGUF becomes (float side; engine.io for MappedFile)"},
       {"float_engine",
-       {"checkpoint", "gguf", "engine.io", "os", "base"},
+       {"checkpoint", "gguf", "engine.io", "os", "cuda_device", "base"},
        "the float forward (OpenBLAS) of contrast rows and fidelity (float side)",
        // What both engines' generation shares, so a float row is chained exactly as an int8 row.
        {{"engine.io", {"engine/generate.h"}}}},

@@ -82,6 +82,7 @@ TEST(LayeringRules, ComponentsOfPaths) {
   EXPECT_EQ(ComponentOf("engine/backends/backend_registry.h"), "engine.backends");
   EXPECT_EQ(ComponentOf("engine/backends/cuda_backend.cc"), "engine.cuda");
   EXPECT_EQ(ComponentOf("engine/backends/cuda_gemm_dp4a.cu"), "engine.cuda");
+  EXPECT_EQ(ComponentOf("cuda_device/cuda_device.h"), "cuda_device");
   EXPECT_EQ(ComponentOf("engine/artifact.h"), "engine.io");
   EXPECT_EQ(ComponentOf("harness/runner.cc"), "harness");
   EXPECT_EQ(ComponentOf("build_info.h"), "build_info");

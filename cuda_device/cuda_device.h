@@ -1,0 +1,24 @@
+// The CUDA device facts and runtime owners that the cuda backend and the float engine's fp16
+// GEMMs share. No CUDA header is needed to include this one.
+#pragma once
+
+#include <memory>
+#include <string>
+
+struct CUstream_st;  // cudaStream_t is CUstream_st*
+
+namespace dv {
+
+// Devices the CUDA runtime sees; 0 when there are none or the runtime cannot start (no driver,
+// no device node), with the reason in *why (one line, e.g. "cudaGetDeviceCount: no CUDA-capable
+// device is detected" or "cudaGetDeviceCount: 0 devices"). Leaves no sticky error behind.
+int CudaDeviceCount(std::string* why = nullptr);
+
+struct CudaStreamDeleter {
+  void operator()(CUstream_st* stream) const;  // cudaStreamDestroy
+};
+// Owns a stream (cudaStreamCreate*'s result): destroyed with its owner, so a constructor that
+// throws half way leaks nothing.
+using CudaStream = std::unique_ptr<CUstream_st, CudaStreamDeleter>;
+
+}  // namespace dv
