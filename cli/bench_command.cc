@@ -408,7 +408,8 @@ BenchModel LoadIntModel(const BenchOptions& o, BenchRun& run) {
   return bm;
 }
 
-// The float engine (OpenBLAS): every fp32 weight byte is read once per decoded token.
+// The float engine (OpenBLAS and the small-batch GEMM): every weight byte it holds (fp32, or bf16
+// in bf16 mode) is read once per decoded token.
 BenchModel LoadFloatModel(const BenchOptions& o, BenchRun& run) {
   FloatEngineOptions fo;
   fo.dtype = ParseFloatDType(FloatDTypeOn(o.backend_kind, o.backend, o.dtype));
@@ -423,7 +424,7 @@ BenchModel LoadFloatModel(const BenchOptions& o, BenchRun& run) {
   auto model = std::make_shared<FloatQwen3>(*ckpt, fo);
   run.dtype = fo.dtype;
   run.threads = BlasThreads();
-  run.blas = fo.linear ? fo.linear->Description() : BlasDescription();
+  run.blas = fo.linear ? fo.linear->Description() : BlasDescription(fo.dtype);
   run.packed_weight_bytes = model->weight_bytes();
   run.what = std::string("float engine ") + FloatDTypeName(fo.dtype) + ", " + run.blas + ", " +
              std::to_string(run.threads) + " threads";

@@ -242,7 +242,7 @@ GenerateOutcome RunEngine(const GenerateOptions& o, const GenerateInputs& in, Np
                 {"backend", on_cuda ? "cuda" : "cpu"},
                 {"dtype", FloatDTypeName(fo.dtype)},
                 {"threads", BlasThreads()},
-                {"blas", fo.linear ? fo.linear->Description() : BlasDescription()}};
+                {"blas", fo.linear ? fo.linear->Description() : BlasDescription(fo.dtype)}};
     g.engine_line = std::string("float ") + FloatDTypeName(fo.dtype) + " (" +
                     (fo.linear ? fo.linear->Description() : "OpenBLAS") + ", " +
                     std::to_string(BlasThreads()) + " threads), " + layout;

@@ -38,15 +38,16 @@ void SetBlasThreads(int threads) {
 
 int BlasThreads() { return openblas_get_num_threads(); }
 
-std::string BlasDescription() {
+std::string BlasDescription(FloatDType dtype) {
   std::string s = openblas_get_config();
   while (!s.empty() && s.back() == ' ') s.pop_back();
+  s += std::string(" (") + openblas_get_corename() + " kernels); ";
+  const std::string rows = std::to_string(kSmallGemmMaxRows) + " rows: ";
   const SmallGemmIsa small = SmallGemmIsaForThisMachine();
-  return s + " (" + openblas_get_corename() + " kernels); 2-" + std::to_string(kSmallGemmMaxRows) +
-         " rows: " +
-         (small == SmallGemmIsa::kNone
-              ? std::string("sgemm")
-              : std::string("small-batch GEMM ") + SmallGemmIsaName(small));
+  if (small == SmallGemmIsa::kNone) return s + "2-" + rows + "sgemm";
+  const std::string kernel = std::string("small-batch GEMM ") + SmallGemmIsaName(small);
+  if (dtype == FloatDType::kBf16) return s + "1-" + rows + kernel + ", bf16 weights";
+  return s + "2-" + rows + kernel;
 }
 
 }  // namespace dv

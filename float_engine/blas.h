@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "base/run_kinds.h"
+
 namespace dv {
 
 // y[m, n] = x[m, k] . w[n, k]^T, w in nn.Linear's [out, in] layout; x rows `ldx` apart, y rows
@@ -23,7 +25,8 @@ void MatmulAB(const float* a, int64_t lda, int64_t m, int64_t k, const float* b,
 void SetBlasThreads(int threads);
 int BlasThreads();
 // "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY SkylakeX MAX_THREADS=64 (SkylakeX kernels); 2-16
-// rows: small-batch GEMM avx512" and the like: the GEMMs a float row runs on this machine.
-std::string BlasDescription();
+// rows: small-batch GEMM avx512" and the like: the GEMMs a float row of this precision runs on
+// this machine (bf16: "1-16 rows: small-batch GEMM avx512, bf16 weights", FloatQwen3's rule).
+std::string BlasDescription(FloatDType dtype = FloatDType::kFp32);
 
 }  // namespace dv

@@ -36,15 +36,15 @@ FloatKvCache::FloatKvCache(const FloatModelConfig& c, int64_t capacity)
 struct FloatQwen3::Layer {
   const float* input_norm = nullptr;  // [H]
   const float* post_norm = nullptr;   // [H]
-  const float* wqkv = nullptr;        // [Q*d + 2*KV*d, H]: q, k, v rows stacked
+  Matrix wqkv;                        // [Q*d + 2*KV*d, H]: q, k, v rows stacked
   const float* bqkv = nullptr;        // [Q*d + 2*KV*d] or null
   const float* q_norm = nullptr;      // [d] or null
   const float* k_norm = nullptr;      // [d] or null
-  const float* wo = nullptr;          // [H, Q*d]
+  Matrix wo;                          // [H, Q*d]
   const float* bo = nullptr;          // [H] or null
-  const float* wgu = nullptr;         // [2I, H]: gate rows, then up rows
+  Matrix wgu;                         // [2I, H]: gate rows, then up rows
   const float* bgu = nullptr;         // [2I] or null
-  const float* wd = nullptr;          // [H, I]
+  Matrix wd;                          // [H, I]
   const float* bd = nullptr;          // [H] or null
 };
 
@@ -65,6 +65,7 @@ struct FloatQwen3::Scratch {
   std::vector<int64_t> first_token;      // [rows]: each row's first token in this call
   std::vector<int64_t> decode_rows;      // the rows of one token (AttendDecodeRows)
   std::vector<std::vector<float>> thread_scores;  // per pool thread: [1 + S] sum and scores
+  std::vector<float> wide_weights;  // a block of bf16 weight rows widened for sgemm (prefill)
 };
 
 namespace {
@@ -121,19 +122,21 @@ constexpr size_t kSliceAlign = 64;
 
 size_t AlignUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
-// Bytes of every tensor the engine widens (FloatQwen3's constructor takes them in this order).
-size_t WeightBytes(const FloatWeights& w) {
+// Bytes of every tensor the engine widens (FloatQwen3's constructor takes them in this order):
+// the linear weights at `matrix_element` bytes a value (4: fp32, 2: bfloat16), the rest fp32.
+size_t WeightBytes(const FloatWeights& w, size_t matrix_element) {
   size_t bytes = 0;
-  auto add = [&](const FloatTensor& t) {
-    bytes += AlignUp(static_cast<size_t>(t.numel()) * sizeof(float), kSliceAlign);
+  auto add_as = [&](const FloatTensor& t, size_t element) {
+    bytes += AlignUp(static_cast<size_t>(t.numel()) * element, kSliceAlign);
   };
+  auto add = [&](const FloatTensor& t) { add_as(t, sizeof(float)); };
   auto add_opt = [&](const std::optional<FloatTensor>& t) {
     if (t) add(*t);
   };
   for (const FloatLayerWeights& l : w.layers) {
-    for (const FloatTensor* t :
-         {&l.input_norm, &l.q, &l.k, &l.v, &l.o, &l.post_norm, &l.gate, &l.up, &l.down}) {
-      add(*t);
+    for (const FloatTensor* t : {&l.input_norm, &l.post_norm}) add(*t);
+    for (const FloatTensor* t : {&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down}) {
+      add_as(*t, matrix_element);
     }
     for (const auto* t : {&l.q_bias, &l.k_bias, &l.v_bias, &l.o_bias, &l.q_norm, &l.k_norm,
                           &l.gate_bias, &l.up_bias, &l.down_bias}) {
@@ -141,7 +144,7 @@ size_t WeightBytes(const FloatWeights& w) {
     }
   }
   add(w.final_norm);
-  add(w.lm_head);
+  add_as(w.lm_head, matrix_element);
   return bytes;  // stacked tensors take one slice, never more than their separate slices
 }
 
@@ -159,11 +162,11 @@ FloatQwen3::WeightMemory::~WeightMemory() {
   if (base_) os::UnmapAligned(base_, mapped_);
 }
 
-float* FloatQwen3::WeightMemory::Take(int64_t floats) {
-  const size_t bytes = AlignUp(static_cast<size_t>(floats) * sizeof(float), kSliceAlign);
+uint8_t* FloatQwen3::WeightMemory::Take(int64_t values, size_t element) {
+  const size_t bytes = AlignUp(static_cast<size_t>(values) * element, kSliceAlign);
   DV_CHECK(used_ + bytes <= mapped_)
       << "float engine: weight memory undersized: " << used_ << " + " << bytes << " > " << mapped_;
-  float* out = reinterpret_cast<float*>(base_ + used_);
+  uint8_t* out = base_ + used_;
   used_ += bytes;
   return out;
 }
@@ -179,39 +182,67 @@ FloatQwen3::FloatQwen3(const FloatCheckpoint& checkpoint, const FloatEngineOptio
   }
   SetBlasThreads(options.threads);
   small_gemm_ = SmallGemmIsaForThisMachine();
+  // bf16 weights stay 16-bit where the small-batch kernel widens them as it streams them (half
+  // the bytes a decode step reads); elsewhere, and for a device backend, they are stored as
+  // their fp32 values.
+  bf16_matrices_ =
+      options_.dtype == FloatDType::kBf16 && !options_.linear && small_gemm_ != SmallGemmIsa::kNone;
   pool_ = std::make_unique<os::ThreadPool>(options.threads >= 1 ? options.threads : BlasThreads());
   const FloatModelConfig& c = config_;
-  weights_ = std::make_unique<WeightMemory>(WeightBytes(checkpoint.weights()));
+  weights_ = std::make_unique<WeightMemory>(
+      WeightBytes(checkpoint.weights(), bf16_matrices_ ? sizeof(uint16_t) : sizeof(float)));
   // The one copy: each tensor widened into the weight memory (bf16/fp16: rounded to it), its
   // mapped pages released once copied. The pool widens pieces of each tensor side by side (a
   // conversion, the same values in any order): the load of a demo row is mostly this copy and
   // the page faults of the fresh memory.
   constexpr int64_t kWidenChunk = int64_t{1} << 16;  // elements; a multiple of every block size
-  auto widen = [&](std::initializer_list<const FloatTensor*> parts) -> const float* {
+  // bf16_bits: stored as bfloat16 bit patterns (the rounded fp32 value's high half) instead.
+  auto copy = [&](std::initializer_list<const FloatTensor*> parts, bool bf16_bits) -> uint8_t* {
     int64_t n = 0;
     for (const FloatTensor* t : parts) n += t->numel();
-    float* out = weights_->Take(n);
+    uint8_t* out = weights_->Take(n, bf16_bits ? sizeof(uint16_t) : sizeof(float));
+    auto* out_f32 = reinterpret_cast<float*>(out);
+    auto* out_bf16 = reinterpret_cast<uint16_t*>(out);
     int64_t at = 0;
     for (const FloatTensor* t : parts) {
       const int64_t numel = t->numel();
       std::exception_ptr failure;
       std::atomic<bool> failed{false};
-      os::ParallelFor(
-          *pool_, (numel + kWidenChunk - 1) / kWidenChunk, [&](int64_t begin, int64_t end, int) {
-            const int64_t first = begin * kWidenChunk;
-            const int64_t last = std::min(numel, end * kWidenChunk);
-            try {
-              DecodeFloat32(*t, first, {out + at + first, static_cast<size_t>(last - first)});
-              RoundSpan(out + at + first, last - first);
-            } catch (...) {
-              if (!failed.exchange(true)) failure = std::current_exception();
-            }
-          });
+      os::ParallelFor(*pool_, (numel + kWidenChunk - 1) / kWidenChunk,
+                      [&](int64_t begin, int64_t end, int) {
+                        std::vector<float> staged;
+                        for (int64_t chunk = begin; chunk < end; ++chunk) {
+                          const int64_t first = chunk * kWidenChunk;
+                          const int64_t count = std::min(numel - first, kWidenChunk);
+                          try {
+                            if (bf16_bits) staged.resize(static_cast<size_t>(count));
+                            float* dst = bf16_bits ? staged.data() : out_f32 + at + first;
+                            DecodeFloat32(*t, first, {dst, static_cast<size_t>(count)});
+                            RoundSpan(dst, count);
+                            if (bf16_bits) {
+                              for (int64_t i = 0; i < count; ++i) {
+                                out_bf16[at + first + i] =
+                                    static_cast<uint16_t>(std::bit_cast<uint32_t>(dst[i]) >> 16);
+                              }
+                            }
+                          } catch (...) {
+                            if (!failed.exchange(true)) failure = std::current_exception();
+                          }
+                        }
+                      });
       if (failure) std::rethrow_exception(failure);
       at += numel;
       if (t->name != checkpoint.weights().embed.name) checkpoint.ReleasePages(*t);
     }
     return out;
+  };
+  auto widen = [&](std::initializer_list<const FloatTensor*> parts) -> const float* {
+    return reinterpret_cast<const float*>(copy(parts, false));
+  };
+  auto matrix = [&](std::initializer_list<const FloatTensor*> parts) -> Matrix {
+    if (bf16_matrices_)
+      return Matrix{nullptr, reinterpret_cast<const uint16_t*>(copy(parts, true))};
+    return Matrix{reinterpret_cast<const float*>(copy(parts, false)), nullptr};
   };
   const FloatWeights& w = checkpoint.weights();
   layers_.resize(static_cast<size_t>(c.n_layers));
@@ -219,30 +250,30 @@ FloatQwen3::FloatQwen3(const FloatCheckpoint& checkpoint, const FloatEngineOptio
     const FloatLayerWeights& s = w.layers[static_cast<size_t>(i)];
     Layer& l = layers_[static_cast<size_t>(i)];
     l.input_norm = widen({&s.input_norm});
-    l.wqkv = widen({&s.q, &s.k, &s.v});
+    l.wqkv = matrix({&s.q, &s.k, &s.v});
     if (s.q_bias) l.bqkv = widen({&*s.q_bias, &*s.k_bias, &*s.v_bias});
     if (s.q_norm) l.q_norm = widen({&*s.q_norm});
     if (s.k_norm) l.k_norm = widen({&*s.k_norm});
-    l.wo = widen({&s.o});
+    l.wo = matrix({&s.o});
     if (s.o_bias) l.bo = widen({&*s.o_bias});
     l.post_norm = widen({&s.post_norm});
-    l.wgu = widen({&s.gate, &s.up});
+    l.wgu = matrix({&s.gate, &s.up});
     if (s.gate_bias) l.bgu = widen({&*s.gate_bias, &*s.up_bias});
-    l.wd = widen({&s.down});
+    l.wd = matrix({&s.down});
     if (s.down_bias) l.bd = widen({&*s.down_bias});
   }
   final_norm_ = widen({&w.final_norm});
-  head_ = widen({&w.lm_head});
+  head_ = matrix({&w.lm_head});
   if (options_.linear) {
     // The device copies, in the order a forward pass reads them.
     const int64_t H = c.hidden, qd = c.q_dim(), I = c.intermediate;
     for (const Layer& l : layers_) {
-      options_.linear->AddWeight(l.wqkv, qd + 2 * c.kv_dim(), H);
-      options_.linear->AddWeight(l.wo, H, qd);
-      options_.linear->AddWeight(l.wgu, 2 * I, H);
-      options_.linear->AddWeight(l.wd, H, I);
+      options_.linear->AddWeight(l.wqkv.f32, qd + 2 * c.kv_dim(), H);
+      options_.linear->AddWeight(l.wo.f32, H, qd);
+      options_.linear->AddWeight(l.wgu.f32, 2 * I, H);
+      options_.linear->AddWeight(l.wd.f32, H, I);
     }
-    options_.linear->AddWeight(head_, c.vocab, H);
+    options_.linear->AddWeight(head_.f32, c.vocab, H);
   }
   // transformers' default RoPE: inv_freq = 1 / theta^(2j/d), every step in fp32.
   const int64_t half = c.head_dim / 2;
@@ -399,16 +430,42 @@ void FloatQwen3::AttendHead(const FloatForwardRow& row, int64_t layer, int64_t h
   }
 }
 
-void FloatQwen3::Linear(const float* x, int64_t ldx, int64_t m, int64_t k, const float* w,
+void FloatQwen3::Linear(const float* x, int64_t ldx, int64_t m, int64_t k, const Matrix& w,
                         int64_t n, float* y, int64_t ldy) {
   if (options_.linear) {
-    options_.linear->Linear(x, ldx, m, k, w, n, y, ldy);
+    options_.linear->Linear(x, ldx, m, k, w.f32, n, y, ldy);
     return;
   }
-  if (m >= 2 && m <= kSmallGemmMaxRows && small_gemm_ != SmallGemmIsa::kNone) {
-    SmallGemmXWt(small_gemm_, x, ldx, m, k, w, n, y, ldy, *pool_);
+  if (w.bf16 != nullptr) {
+    LinearBf16(x, ldx, m, k, w.bf16, n, y, ldy);
+  } else if (m >= 2 && m <= kSmallGemmMaxRows && small_gemm_ != SmallGemmIsa::kNone) {
+    SmallGemmXWt(small_gemm_, x, ldx, m, k, w.f32, n, y, ldy, *pool_);
   } else {
-    MatmulXWt(x, ldx, m, k, w, n, y, ldy);
+    MatmulXWt(x, ldx, m, k, w.f32, n, y, ldy);
+  }
+}
+
+// bf16 weights: up to kSmallGemmMaxRows rows (decode) through the small-batch kernel, which
+// widens each weight as it streams it; more (prefill) through sgemm on blocks of weight rows
+// widened into fp32 scratch -- exact widening, so the products are those of the fp32 values.
+void FloatQwen3::LinearBf16(const float* x, int64_t ldx, int64_t m, int64_t k, const uint16_t* w,
+                            int64_t n, float* y, int64_t ldy) {
+  if (m <= kSmallGemmMaxRows) {
+    SmallGemmXWt(small_gemm_, x, ldx, m, k, w, n, y, ldy, *pool_);
+    return;
+  }
+  // 256 weight rows a block (1 MiB of fp32 at k = 1024): each sgemm is still a large one
+  // (m > 16 tokens), and the widened block is read from the caches.
+  constexpr int64_t block = 256;
+  std::vector<float>& wide = scratch_->wide_weights;
+  Grow(wide, static_cast<size_t>(std::min(block, n) * k));
+  for (int64_t j0 = 0; j0 < n; j0 += block) {
+    const int64_t rows = std::min(block, n - j0);
+    const uint16_t* src = w + j0 * k;
+    for (int64_t i = 0; i < rows * k; ++i) {
+      wide[static_cast<size_t>(i)] = std::bit_cast<float>(static_cast<uint32_t>(src[i]) << 16);
+    }
+    MatmulXWt(x, ldx, m, k, wide.data(), rows, y + j0, ldy);
   }
 }
 

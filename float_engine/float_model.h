@@ -16,9 +16,12 @@
 //          infinity, as torch_dtype=float16 gives), the weights rounded to fp16 -- what a float
 //          user runs on a GPU, where `linear` (float_engine/float_linear.h) puts the GEMMs on
 //          cuBLAS; on the host its GEMMs are sgemm on fp16-valued fp32 operands.
-// The installed OpenBLAS (Debian 12: 0.3.21) is built without BUILD_BFLOAT16 -- cblas_sbgemm is
-// declared but not exported -- so bf16 GEMMs run as sgemm on bf16-valued fp32 operands: the same
-// exact products and fp32 accumulation an sbgemm computes.
+// bf16 GEMMs multiply bf16 weights by fp32 activations (bf16-valued: rounded where torch rounds)
+// with fp32 accumulation, as an sbgemm does. The weights stay 16-bit where the small-batch kernel
+// runs (x86-64 with AVX2 + FMA: it widens each weight exactly as it streams it, for 1-16 rows);
+// more rows go to sgemm on blocks of weights widened into fp32 scratch. Without that kernel they
+// are held as their fp32 values and go to OpenBLAS as in fp32 mode (the installed OpenBLAS,
+// Debian 12's 0.3.21, is built without BUILD_BFLOAT16: cblas_sbgemm is declared, not exported).
 //
 // Rows are independent: each has its own KV cache; a batch shares the weight GEMMs (all rows'
 // tokens stacked), never attention.
@@ -90,9 +93,10 @@ struct FloatForwardRow {
 
 class FloatQwen3 {
  public:
-  // Widens (or, in bf16 mode, rounds) every linear weight of `checkpoint` once into fp32
-  // matrices in huge-page memory -- the one copy, as torch makes when it loads a checkpoint in
-  // another dtype -- with q/k/v and gate/up stacked so each is one GEMM. The embedding stays in
+  // Widens (or, in bf16/fp16 mode, rounds) every linear weight of `checkpoint` once into fp32
+  // matrices -- bf16 mode: bf16 matrices where the small-batch kernel runs -- in huge-page
+  // memory (the one copy, as torch makes when it loads a checkpoint in another dtype), with
+  // q/k/v and gate/up stacked so each is one GEMM. The embedding stays in
   // the checkpoint (rows are decoded when looked up), which must outlive the model. Sets the
   // OpenBLAS thread count when options.threads >= 1.
   FloatQwen3(const FloatCheckpoint& checkpoint, const FloatEngineOptions& options);
@@ -102,7 +106,7 @@ class FloatQwen3 {
 
   const FloatModelConfig& config() const { return config_; }
   FloatDType dtype() const { return options_.dtype; }
-  int64_t weight_bytes() const;  // fp32 weights held (read once per decoded token)
+  int64_t weight_bytes() const;  // weight bytes held (read once per decoded token)
 
   // Runs every row's tokens through the model, appends their keys and values to the rows'
   // caches and writes the requested logits (fp32; bf16 values in bf16 mode). Its preconditions
@@ -131,8 +135,16 @@ class FloatQwen3 {
   void RoundSpan(float* v, int64_t n) const;
   // y[m, n] = x[m, k] . w[n, k]^T: OpenBLAS for 1 row (sgemv) and for more than
   // kSmallGemmMaxRows rows (sgemm), the small-batch kernel between (float_engine/small_gemm.h).
-  void Linear(const float* x, int64_t ldx, int64_t m, int64_t k, const float* w, int64_t n,
+  // A linear layer's weights [n, k] in the weight memory: fp32 values, or (bf16 mode on a CPU
+  // with the small-batch kernel) bfloat16 bit patterns; exactly one is set.
+  struct Matrix {
+    const float* f32 = nullptr;
+    const uint16_t* bf16 = nullptr;
+  };
+  void Linear(const float* x, int64_t ldx, int64_t m, int64_t k, const Matrix& w, int64_t n,
               float* y, int64_t ldy);
+  void LinearBf16(const float* x, int64_t ldx, int64_t m, int64_t k, const uint16_t* w, int64_t n,
+                  float* y, int64_t ldy);
 
   // The fp32 weights: one anonymous mapping, 2 MiB-aligned and advised MADV_HUGEPAGE (a decode
   // step streams all of it; huge pages keep the walk to few TLB entries), handed out in the
@@ -143,7 +155,7 @@ class FloatQwen3 {
     ~WeightMemory();
     WeightMemory(const WeightMemory&) = delete;
     WeightMemory& operator=(const WeightMemory&) = delete;
-    float* Take(int64_t floats);  // 64-byte aligned slices
+    uint8_t* Take(int64_t values, size_t element);  // 64-byte aligned slices
     size_t used() const { return used_; }
 
    private:
@@ -159,7 +171,8 @@ class FloatQwen3 {
   std::unique_ptr<os::ThreadPool> pool_;  // the small-batch GEMM's and decode attention's threads
   std::vector<Layer> layers_;
   const float* final_norm_ = nullptr;
-  const float* head_ = nullptr;  // [V, H]
+  Matrix head_;                  // [V, H]
+  bool bf16_matrices_ = false;   // the linear weights (and head_) held as bfloat16
   std::vector<float> inv_freq_;  // [d/2]
   std::unique_ptr<Scratch> scratch_;
 };

@@ -68,7 +68,7 @@ const char* SmallGemmIsaName(SmallGemmIsa isa) {
 void SmallGemmXWtHere(SmallGemmIsa isa, const float* x, int64_t ldx, int64_t m, int64_t k,
                       const float* w, int64_t n, float* y, int64_t ldy) {
   CheckCall(isa, m, k, n);
-  Rows(isa, small_gemm::Args{x, ldx, m, k, w, n, y, ldy}, 0, n);
+  Rows(isa, small_gemm::Args{x, ldx, m, k, w, nullptr, n, y, ldy}, 0, n);
 }
 
 void SmallVecMatHere(SmallGemmIsa isa, const float* p, int64_t s, const float* v, int64_t ldv,
@@ -82,14 +82,27 @@ void SmallVecMatHere(SmallGemmIsa isa, const float* p, int64_t s, const float* v
   (void)p, (void)v, (void)o;
 }
 
+namespace {
+
+void RunOverPool(SmallGemmIsa isa, const small_gemm::Args& g, os::ThreadPool& pool) {
+  CheckCall(isa, g.m, g.k, g.n);
+  // Pairs of weight rows over the pool (os::ParallelFor: a long contiguous piece per thread).
+  os::ParallelFor(pool, (g.n + 1) / 2, [&](int64_t begin, int64_t end, int) {
+    Rows(isa, g, 2 * begin, 2 * end < g.n ? 2 * end : g.n);
+  });
+}
+
+}  // namespace
+
 void SmallGemmXWt(SmallGemmIsa isa, const float* x, int64_t ldx, int64_t m, int64_t k,
                   const float* w, int64_t n, float* y, int64_t ldy, os::ThreadPool& pool) {
-  CheckCall(isa, m, k, n);
-  const small_gemm::Args g{x, ldx, m, k, w, n, y, ldy};
-  // Pairs of weight rows over the pool (os::ParallelFor: a long contiguous piece per thread).
-  os::ParallelFor(pool, (n + 1) / 2, [&](int64_t begin, int64_t end, int) {
-    Rows(isa, g, 2 * begin, 2 * end < n ? 2 * end : n);
-  });
+  RunOverPool(isa, small_gemm::Args{x, ldx, m, k, w, nullptr, n, y, ldy}, pool);
+}
+
+void SmallGemmXWt(SmallGemmIsa isa, const float* x, int64_t ldx, int64_t m, int64_t k,
+                  const uint16_t* w, int64_t n, float* y, int64_t ldy, os::ThreadPool& pool) {
+  DV_CHECK(w != nullptr) << "small GEMM: no bf16 weights";
+  RunOverPool(isa, small_gemm::Args{x, ldx, m, k, nullptr, w, n, y, ldy}, pool);
 }
 
 }  // namespace dv

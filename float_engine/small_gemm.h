@@ -43,6 +43,13 @@ const char* SmallGemmIsaName(SmallGemmIsa isa);  // "none", "avx2", "avx512"
 void SmallGemmXWt(SmallGemmIsa isa, const float* x, int64_t ldx, int64_t m, int64_t k,
                   const float* w, int64_t n, float* y, int64_t ldy, os::ThreadPool& pool);
 
+// The same with bfloat16 weights (w: their bit patterns, [n, k]): each weight is widened to its
+// exact fp32 value in the kernel, so every output is bit for bit the fp32 call's on the widened
+// weights, with half the bytes to stream. The float engine's bf16 mode stores its linear weights
+// so and sends 1-16 rows here.
+void SmallGemmXWt(SmallGemmIsa isa, const float* x, int64_t ldx, int64_t m, int64_t k,
+                  const uint16_t* w, int64_t n, float* y, int64_t ldy, os::ThreadPool& pool);
+
 // The same products on the calling thread only (the same bits): for work that is itself one of
 // many parallel tasks, such as one attention head's query-key scores in decode.
 void SmallGemmXWtHere(SmallGemmIsa isa, const float* x, int64_t ldx, int64_t m, int64_t k,

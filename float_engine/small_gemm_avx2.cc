@@ -2,6 +2,8 @@
 #include <immintrin.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 
 #include "float_engine/small_gemm_kernels.h"
 
@@ -15,21 +17,43 @@ inline float ReduceAdd(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
 }
 
+// 8 weights as fp32: loaded, or (bfloat16) widened exactly -- the bits shifted into the high
+// half. The tails load `count` < 8 values, the missing lanes 0.
+inline __m256 LoadW(const float* p) { return _mm256_loadu_ps(p); }
+inline __m256 LoadW(const uint16_t* p) {
+  const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
+}
+inline __m256i TailMask(int64_t count) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+inline __m256 LoadTail(const float* p, int64_t count) {
+  return _mm256_maskload_ps(p, TailMask(count));
+}
+inline __m256 LoadTail(const uint16_t* p, int64_t count) {
+  alignas(16) uint16_t tail[8] = {};
+  std::memcpy(tail, p, static_cast<size_t>(count) * sizeof(uint16_t));
+  return LoadW(tail);
+}
+
 // One pair of weight rows (a, b; b null for a lone last row) against MR rows of x: 2 * MR vector
 // accumulators, each weight vector loaded once for all MR rows.
-template <size_t MR>
-void Pair(const float* x, int64_t ldx, int64_t k, const float* a, const float* b, float* ya,
-          float* yb, int64_t ldy, const float* next) {
+template <size_t MR, typename W>
+void Pair(const float* x, int64_t ldx, int64_t k, const W* a, const W* b, float* ya, float* yb,
+          int64_t ldy, const W* next) {
   __m256 acc_a[MR], acc_b[MR];
   for (size_t r = 0; r < MR; ++r) acc_a[r] = acc_b[r] = _mm256_setzero_ps();
-  const float* bb = b != nullptr ? b : a;
+  const W* bb = b != nullptr ? b : a;
   const int64_t kv = k / 8 * 8;
+  // One prefetch per 64-byte line of each next weight row.
+  constexpr int64_t kLine = 64 / static_cast<int64_t>(sizeof(W));
   for (int64_t i = 0; i < kv; i += 8) {
-    if (next != nullptr && i % 16 == 0) {
+    if (next != nullptr && i % kLine == 0) {
       _mm_prefetch(reinterpret_cast<const char*>(next + i), _MM_HINT_T1);
       _mm_prefetch(reinterpret_cast<const char*>(next + k + i), _MM_HINT_T1);
     }
-    const __m256 wa = _mm256_loadu_ps(a + i), wb = _mm256_loadu_ps(bb + i);
+    const __m256 wa = LoadW(a + i), wb = LoadW(bb + i);
     for (size_t r = 0; r < MR; ++r) {
       const __m256 xv = _mm256_loadu_ps(x + static_cast<int64_t>(r) * ldx + i);
       acc_a[r] = _mm256_fmadd_ps(xv, wa, acc_a[r]);
@@ -37,11 +61,9 @@ void Pair(const float* x, int64_t ldx, int64_t k, const float* a, const float* b
     }
   }
   if (kv < k) {
-    const __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(k - kv)),
-                                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    const __m256 wa = _mm256_maskload_ps(a + kv, tail), wb = _mm256_maskload_ps(bb + kv, tail);
+    const __m256 wa = LoadTail(a + kv, k - kv), wb = LoadTail(bb + kv, k - kv);
     for (size_t r = 0; r < MR; ++r) {
-      const __m256 xv = _mm256_maskload_ps(x + static_cast<int64_t>(r) * ldx + kv, tail);
+      const __m256 xv = LoadTail(x + static_cast<int64_t>(r) * ldx + kv, k - kv);
       acc_a[r] = _mm256_fmadd_ps(xv, wa, acc_a[r]);
       acc_b[r] = _mm256_fmadd_ps(xv, wb, acc_b[r]);
     }
@@ -52,17 +74,16 @@ void Pair(const float* x, int64_t ldx, int64_t k, const float* a, const float* b
   }
 }
 
-using PairFn = void (*)(const float*, int64_t, int64_t, const float*, const float*, float*, float*,
-                        int64_t, const float*);
 // 4 rows of x per block: 8 accumulators + 2 weight vectors + one x vector of the 16 ymm.
 constexpr int64_t kBlock = 4;
-constexpr PairFn kPairs[kBlock] = {Pair<1>, Pair<2>, Pair<3>, Pair<4>};
 
-}  // namespace
-
-void RowsAvx2(const Args& g, int64_t j0, int64_t j1) {
+template <typename W>
+void Rows(const Args& g, const W* weights, int64_t j0, int64_t j1) {
+  using PairFn = void (*)(const float*, int64_t, int64_t, const W*, const W*, float*, float*,
+                          int64_t, const W*);
+  constexpr PairFn kPairs[kBlock] = {Pair<1, W>, Pair<2, W>, Pair<3, W>, Pair<4, W>};
   for (int64_t j = j0; j < j1; j += 2) {
-    const float* a = g.w + j * g.k;
+    const W* a = weights + j * g.k;
     const bool two = j + 1 < j1;
     for (int64_t r0 = 0; r0 < g.m; r0 += kBlock) {
       const int64_t mr = g.m - r0 < kBlock ? g.m - r0 : kBlock;
@@ -72,6 +93,16 @@ void RowsAvx2(const Args& g, int64_t j0, int64_t j1) {
       kPairs[mr - 1](g.x + r0 * g.ldx, g.ldx, g.k, a, two ? a + g.k : nullptr, ya,
                      two ? ya + 1 : nullptr, g.ldy, r0 == 0 && j + 4 < j1 ? a + 4 * g.k : nullptr);
     }
+  }
+}
+
+}  // namespace
+
+void RowsAvx2(const Args& g, int64_t j0, int64_t j1) {
+  if (g.wb != nullptr) {
+    Rows(g, g.wb, j0, j1);
+  } else {
+    Rows(g, g.w, j0, j1);
   }
 }
 

@@ -3,6 +3,8 @@
 #include <immintrin.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 
 #include "float_engine/small_gemm_kernels.h"
 
@@ -21,35 +23,53 @@ inline float ReduceAdd(__m512 v) {
   return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
 }
 
+// 16 weights as fp32: loaded, or (bfloat16) widened exactly -- the bits shifted into the high
+// half -- so a bf16 weight gives the product its fp32 value gives. `count` < 16 loads a tail
+// (the missing lanes 0).
+inline __m512 LoadW(const float* p) { return _mm512_loadu_ps(p); }
+inline __m512 LoadW(const uint16_t* p) {
+  const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+}
+inline __m512 LoadTail(const float* p, int64_t count) {
+  return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << count) - 1u), p);
+}
+inline __m512 LoadTail(const uint16_t* p, int64_t count) {
+  alignas(32) uint16_t tail[16] = {};
+  std::memcpy(tail, p, static_cast<size_t>(count) * sizeof(uint16_t));
+  return LoadW(tail);
+}
+
 // Four weight rows (w[0..3]; a missing one points at w[0], its output null) against MR rows of
 // x: 4 * MR vector accumulators, each weight vector loaded once for all MR rows and each x
 // vector once for all four weight rows.
-template <size_t MR>
-void Quad(const float* x, int64_t ldx, int64_t k, const float* const* w, float* const* y,
-          int64_t ldy, const float* next) {
+template <size_t MR, typename W>
+void Quad(const float* x, int64_t ldx, int64_t k, const W* const* w, float* const* y, int64_t ldy,
+          const W* next) {
   __m512 acc[4][MR];
   for (size_t q = 0; q < 4; ++q)
     for (size_t r = 0; r < MR; ++r) acc[q][r] = _mm512_setzero_ps();
   const int64_t kv = k / 16 * 16;
+  // One prefetch per 64-byte line of each next weight row.
+  constexpr int64_t kLine = 64 / static_cast<int64_t>(sizeof(W));
   for (int64_t i = 0; i < kv; i += 16) {
-    if (next != nullptr) {
+    if (next != nullptr && i % kLine == 0) {
       for (int64_t q = 0; q < 4; ++q) {
         _mm_prefetch(reinterpret_cast<const char*>(next + q * k + i), _MM_HINT_T1);
       }
     }
     __m512 wv[4];
-    for (size_t q = 0; q < 4; ++q) wv[q] = _mm512_loadu_ps(w[q] + i);
+    for (size_t q = 0; q < 4; ++q) wv[q] = LoadW(w[q] + i);
     for (size_t r = 0; r < MR; ++r) {
       const __m512 xv = _mm512_loadu_ps(x + static_cast<int64_t>(r) * ldx + i);
       for (size_t q = 0; q < 4; ++q) acc[q][r] = _mm512_fmadd_ps(xv, wv[q], acc[q][r]);
     }
   }
   if (kv < k) {
-    const auto tail = static_cast<__mmask16>((1u << (k - kv)) - 1u);
     __m512 wv[4];
-    for (size_t q = 0; q < 4; ++q) wv[q] = _mm512_maskz_loadu_ps(tail, w[q] + kv);
+    for (size_t q = 0; q < 4; ++q) wv[q] = LoadTail(w[q] + kv, k - kv);
     for (size_t r = 0; r < MR; ++r) {
-      const __m512 xv = _mm512_maskz_loadu_ps(tail, x + static_cast<int64_t>(r) * ldx + kv);
+      const __m512 xv = LoadTail(x + static_cast<int64_t>(r) * ldx + kv, k - kv);
       for (size_t q = 0; q < 4; ++q) acc[q][r] = _mm512_fmadd_ps(xv, wv[q], acc[q][r]);
     }
   }
@@ -59,26 +79,35 @@ void Quad(const float* x, int64_t ldx, int64_t k, const float* const* w, float* 
   }
 }
 
-using QuadFn = void (*)(const float*, int64_t, int64_t, const float* const*, float* const*, int64_t,
-                        const float*);
 // 4 rows of x per block: 16 accumulators + 4 weight vectors + one x vector of the 32 zmm.
 constexpr int64_t kBlock = 4;
-constexpr QuadFn kQuads[kBlock] = {Quad<1>, Quad<2>, Quad<3>, Quad<4>};
 
-}  // namespace
-
-void RowsAvx512(const Args& g, int64_t j0, int64_t j1) {
+template <typename W>
+void Rows(const Args& g, const W* weights, int64_t j0, int64_t j1) {
+  using QuadFn =
+      void (*)(const float*, int64_t, int64_t, const W* const*, float* const*, int64_t, const W*);
+  constexpr QuadFn kQuads[kBlock] = {Quad<1, W>, Quad<2, W>, Quad<3, W>, Quad<4, W>};
   for (int64_t j = j0; j < j1; j += 4) {
-    const float* w[4];
-    for (int64_t q = 0; q < 4; ++q) w[q] = g.w + (j + q < j1 ? j + q : j) * g.k;
+    const W* w[4];
+    for (int64_t q = 0; q < 4; ++q) w[q] = weights + (j + q < j1 ? j + q : j) * g.k;
     for (int64_t r0 = 0; r0 < g.m; r0 += kBlock) {
       const int64_t mr = g.m - r0 < kBlock ? g.m - r0 : kBlock;
       float* y[4];
       for (int64_t q = 0; q < 4; ++q) y[q] = j + q < j1 ? g.y + r0 * g.ldy + j + q : nullptr;
       // The first block of x rows prefetches the weight rows after the next four into L2.
       kQuads[mr - 1](g.x + r0 * g.ldx, g.ldx, g.k, w, y, g.ldy,
-                     r0 == 0 && j + 8 < j1 ? g.w + (j + 8) * g.k : nullptr);
+                     r0 == 0 && j + 8 < j1 ? weights + (j + 8) * g.k : nullptr);
     }
+  }
+}
+
+}  // namespace
+
+void RowsAvx512(const Args& g, int64_t j0, int64_t j1) {
+  if (g.wb != nullptr) {
+    Rows(g, g.wb, j0, j1);
+  } else {
+    Rows(g, g.w, j0, j1);
   }
 }
 

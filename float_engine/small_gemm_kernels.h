@@ -9,7 +9,8 @@ namespace dv::small_gemm {
 struct Args {
   const float* x;
   int64_t ldx, m, k;
-  const float* w;
+  const float* w;      // fp32 weights, or
+  const uint16_t* wb;  // bfloat16 weights (their bits; null when w is used), widened exactly
   int64_t n;
   float* y;
   int64_t ldy;

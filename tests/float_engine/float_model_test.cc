@@ -168,6 +168,52 @@ TEST_F(FloatModelTest, HoldsEveryWeightOnceInFp32) {
   EXPECT_LE(model.weight_bytes(), 4 * floats + (c.n_layers * 10 + 2) * 4096);
 }
 
+// bf16 mode keeps the linear weights as bfloat16 (2 bytes a value) where the small-batch kernel
+// runs, the norms in fp32; without the kernel (DETVERIFY_FLOAT_SMALL_GEMM=off) every weight is
+// held as its fp32 value, and the logits are close either way (only sums' orders differ).
+TEST_F(FloatModelTest, Bf16HoldsTheLinearWeightsIn16Bits) {
+  if (SmallGemmIsaForThisMachine() == SmallGemmIsa::kNone) {
+    GTEST_SKIP() << "no small-batch GEMM on this CPU: bf16 weights are held as fp32 here";
+  }
+  const FloatModelConfig& c = ckpt_->config();
+  const int64_t matrices = c.n_layers * (c.hidden * (c.q_dim() + 2 * c.kv_dim()) +
+                                         c.q_dim() * c.hidden + 3 * c.hidden * c.intermediate) +
+                           c.vocab * c.hidden;
+  const int64_t vectors = c.n_layers * (2 * c.hidden + 2 * c.head_dim) + c.hidden;
+  const int64_t slack = (c.n_layers * 10 + 2) * 4096;
+  const std::vector<int32_t> ids = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4};
+  auto logits = [&](FloatQwen3& model) {
+    FloatKvCache cache(model.config(), 21);
+    std::vector<float> all(ids.size() * static_cast<size_t>(c.vocab)),
+        next(static_cast<size_t>(c.vocab));
+    // 20 tokens of prefill (sgemm on widened blocks), then one decode step (the kernel).
+    FloatForwardRow row{&cache, ids.data(), static_cast<int64_t>(ids.size()), nullptr, all.data()};
+    model.Forward({&row, 1});
+    const int32_t one = 7;
+    row = {&cache, &one, 1, next.data(), nullptr};
+    model.Forward({&row, 1});
+    all.insert(all.end(), next.begin(), next.end());
+    return all;
+  };
+  FloatQwen3 bf16(*ckpt_, {FloatDType::kBf16, 2, nullptr});
+  EXPECT_GE(bf16.weight_bytes(), 2 * matrices + 4 * vectors);
+  EXPECT_LE(bf16.weight_bytes(), 2 * matrices + 4 * vectors + slack);
+  const std::vector<float> packed = logits(bf16);
+  setenv("DETVERIFY_FLOAT_SMALL_GEMM", "off", 1);
+  FloatQwen3 wide(*ckpt_, {FloatDType::kBf16, 2, nullptr});
+  unsetenv("DETVERIFY_FLOAT_SMALL_GEMM");
+  EXPECT_GE(wide.weight_bytes(), 4 * (matrices + vectors));
+  const std::vector<float> reference = logits(wide);
+  ASSERT_EQ(packed.size(), reference.size());
+  float max_abs = 0, max_diff = 0;
+  for (size_t i = 0; i < packed.size(); ++i) {
+    EXPECT_EQ(RoundToBf16(packed[i]), packed[i]) << "logits are bf16 values";
+    max_abs = std::max(max_abs, std::abs(reference[i]));
+    max_diff = std::max(max_diff, std::abs(packed[i] - reference[i]));
+  }
+  EXPECT_LE(max_diff, test::kBf16RelTol * max_abs);
+}
+
 // The seam the fp16-cuda rows use (float_engine/float_linear.h), with a host stand-in that
 // computes each GEMM in double: every projection and the LM head go through it, each weight is
 // handed over once at load, in reading order, and the logits are the host GEMMs' up to fp16.

@@ -1,12 +1,14 @@
 // The float engine's small-batch GEMM and vector-matrix kernel (float_engine/small_gemm.h):
-// every output bit for bit the summation order its header documents (emulated here with scalar std::fma, not the kernel's
-// intrinsics), within the standard dot-product error bound of a long double product, and the
-// same bits for any number of rows, row position, stride and thread count. Each kernel this CPU
-// lacks is skipped with the reason.
+// every output bit for bit the summation order its header documents (emulated here with scalar
+// std::fma, not the kernel's intrinsics), within the standard dot-product error bound of a long
+// double product, and the same bits for any number of rows, row position, stride and thread count.
+// Each kernel this CPU lacks is skipped with the reason.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <vector>
@@ -198,6 +200,59 @@ TEST_P(SmallGemmTest, NonFiniteInputsPropagate) {
   for (int64_t j = 0; j < p.n; ++j) EXPECT_TRUE(std::isnan(y[static_cast<size_t>(p.ldy + j)]));
   EXPECT_TRUE(std::isinf(y[static_cast<size_t>(4)]));
   EXPECT_TRUE(std::isfinite(y[static_cast<size_t>(0)]));
+}
+
+// bfloat16 weights (their bit patterns): each widened exactly in the kernel, so every output is
+// bit for bit the fp32 call's on the widened values, for every row count, every k around the
+// vector widths (tails included) and weights of every kind: signed zeros, subnormals, the
+// largest finite values, infinities and NaNs.
+TEST_P(SmallGemmTest, Bf16WeightsGiveTheBitsOfTheirFp32Values) {
+  const SmallGemmIsa isa = GetParam();
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  uint32_t seed = 100;
+  for (int64_t m : {1, 2, 4, 5, 8, 16}) {
+    for (int64_t k : {1, 7, 8, 9, 15, 16, 17, 31, 33, 100, 1024}) {
+      for (int64_t n : {1, 3, 33, 70}) {
+        Problem p = MakeProblem(m, k, n, seed++, /*pad=*/2);
+        // Exactly n * k values: a read past the last weight would leave the vector.
+        std::vector<uint16_t> bits(static_cast<size_t>(n * k));
+        for (size_t i = 0; i < bits.size(); ++i) {
+          bits[i] = static_cast<uint16_t>(std::bit_cast<uint32_t>(normal(rng) * 0.05f) >> 16);
+        }
+        if (n * k >= 8) {
+          const uint16_t specials[] = {0x8000, 0x0001, 0x807f, 0x7f7f, 0xff7f, 0x0080};
+          for (size_t i = 0; i < std::size(specials); ++i)
+            bits[(i * 7919) % bits.size()] = specials[i];
+        }
+        for (size_t i = 0; i < bits.size(); ++i) {
+          p.w[i] = std::bit_cast<float>(static_cast<uint32_t>(bits[i]) << 16);
+        }
+        os::ThreadPool pool(2);
+        std::vector<float> y(static_cast<size_t>(p.m * p.ldy), kSentinel);
+        SmallGemmXWt(isa, p.x.data(), p.ldx, p.m, p.k, bits.data(), p.n, y.data(), p.ldy, pool);
+        const std::vector<float> want = Multiply(isa, p, 1);
+        for (size_t i = 0; i < y.size(); ++i) {
+          ASSERT_EQ(std::bit_cast<uint32_t>(y[i]), std::bit_cast<uint32_t>(want[i]))
+              << "m " << m << " k " << k << " n " << n << " output " << i;
+        }
+      }
+    }
+  }
+  // Non-finite weights propagate as their fp32 values do.
+  Problem p = MakeProblem(2, 40, 3, 9);
+  std::vector<uint16_t> bits(static_cast<size_t>(p.n * p.k), 0x3f80);  // 1.0
+  bits[39] = 0x7f80;                                                   // +inf, row 0
+  bits[static_cast<size_t>(p.k + 3)] = 0x7fc0;                         // NaN, row 1
+  os::ThreadPool pool(1);
+  std::vector<float> y(static_cast<size_t>(p.m * p.ldy));
+  SmallGemmXWt(isa, p.x.data(), p.ldx, p.m, p.k, bits.data(), p.n, y.data(), p.ldy, pool);
+  for (int64_t r = 0; r < p.m; ++r) {
+    EXPECT_TRUE(std::isinf(y[static_cast<size_t>(r * p.ldy)]) ||
+                std::isnan(y[static_cast<size_t>(r * p.ldy)]));
+    EXPECT_TRUE(std::isnan(y[static_cast<size_t>(r * p.ldy + 1)]));
+    EXPECT_TRUE(std::isfinite(y[static_cast<size_t>(r * p.ldy + 2)]));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, SmallGemmTest,
