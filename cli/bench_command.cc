@@ -321,6 +321,7 @@ struct BenchRun {
   bool regions = true;              // the cpu backend runs a forward pass as one team region
   std::optional<FloatDType> dtype;  // the float engine: its precision
   std::string blas;                 // the float engine: OpenBLAS's description
+  bool bf16_matrices = false;       // the float engine holds its linear weights as bf16
   int64_t packed_weight_bytes = 0;  // the cpu backend's re-laid-out or the float engine's weights
   int64_t weights_in_huge_pages = -1;
   double load_s = 0;
@@ -426,6 +427,7 @@ BenchModel LoadFloatModel(const BenchOptions& o, BenchRun& run) {
   run.threads = BlasThreads();
   run.blas = fo.linear ? fo.linear->Description() : BlasDescription(fo.dtype);
   run.packed_weight_bytes = model->weight_bytes();
+  run.bf16_matrices = model->bf16_weights();
   run.what = std::string("float engine ") + FloatDTypeName(fo.dtype) + ", " + run.blas + ", " +
              std::to_string(run.threads) + " threads";
   BenchModel bm;
@@ -683,7 +685,9 @@ void RenderLoaded(const BenchRun& run) {
   if (run.isa || float_engine) {
     std::printf("weights       %.1f MB %s, %.1f MB of them in huge pages\n",
                 static_cast<double>(run.packed_weight_bytes) / 1e6,
-                float_engine ? "of fp32 matrices" : "re-laid-out",
+                !float_engine       ? "re-laid-out"
+                : run.bf16_matrices ? "of bf16 matrices (norms in fp32)"
+                                    : "of fp32 matrices",
                 static_cast<double>(run.weights_in_huge_pages) / 1e6);
   }
   const std::string read_with =

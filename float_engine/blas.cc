@@ -46,7 +46,9 @@ std::string BlasDescription(FloatDType dtype) {
   const SmallGemmIsa small = SmallGemmIsaForThisMachine();
   if (small == SmallGemmIsa::kNone) return s + "2-" + rows + "sgemm";
   const std::string kernel = std::string("small-batch GEMM ") + SmallGemmIsaName(small);
-  if (dtype == FloatDType::kBf16) return s + "1-" + rows + kernel + ", bf16 weights";
+  if (dtype == FloatDType::kBf16) {
+    return s + "1-" + std::to_string(kSmallGemmBf16MaxRows) + " rows: " + kernel + ", bf16 weights";
+  }
   return s + "2-" + rows + kernel;
 }
 

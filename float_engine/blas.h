@@ -26,7 +26,7 @@ void SetBlasThreads(int threads);
 int BlasThreads();
 // "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY SkylakeX MAX_THREADS=64 (SkylakeX kernels); 2-16
 // rows: small-batch GEMM avx512" and the like: the GEMMs a float row of this precision runs on
-// this machine (bf16: "1-16 rows: small-batch GEMM avx512, bf16 weights", FloatQwen3's rule).
+// this machine (bf16: "1-64 rows: small-batch GEMM avx512, bf16 weights", FloatQwen3's rule).
 std::string BlasDescription(FloatDType dtype = FloatDType::kFp32);
 
 }  // namespace dv

@@ -18,8 +18,8 @@
 //          cuBLAS; on the host its GEMMs are sgemm on fp16-valued fp32 operands.
 // bf16 GEMMs multiply bf16 weights by fp32 activations (bf16-valued: rounded where torch rounds)
 // with fp32 accumulation, as an sbgemm does. The weights stay 16-bit where the small-batch kernel
-// runs (x86-64 with AVX2 + FMA: it widens each weight exactly as it streams it, for 1-16 rows);
-// more rows go to sgemm on blocks of weights widened into fp32 scratch. Without that kernel they
+// runs (x86-64 with AVX2 + FMA: it widens each weight exactly as it streams it, for up to 64
+// rows); more rows go to sgemm on blocks of weights widened into fp32 scratch. Without it they
 // are held as their fp32 values and go to OpenBLAS as in fp32 mode (the installed OpenBLAS,
 // Debian 12's 0.3.21, is built without BUILD_BFLOAT16: cblas_sbgemm is declared, not exported).
 //
@@ -107,6 +107,8 @@ class FloatQwen3 {
   const FloatModelConfig& config() const { return config_; }
   FloatDType dtype() const { return options_.dtype; }
   int64_t weight_bytes() const;  // weight bytes held (read once per decoded token)
+  // Whether the linear weights are held as bfloat16 (bf16 mode where the small-batch kernel runs).
+  bool bf16_weights() const { return bf16_matrices_; }
 
   // Runs every row's tokens through the model, appends their keys and values to the rows'
   // caches and writes the requested logits (fp32; bf16 values in bf16 mode). Its preconditions

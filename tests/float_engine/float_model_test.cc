@@ -181,18 +181,21 @@ TEST_F(FloatModelTest, Bf16HoldsTheLinearWeightsIn16Bits) {
                            c.vocab * c.hidden;
   const int64_t vectors = c.n_layers * (2 * c.hidden + 2 * c.head_dim) + c.hidden;
   const int64_t slack = (c.n_layers * 10 + 2) * 4096;
-  const std::vector<int32_t> ids = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4};
+  // Every path of the bf16 GEMMs: 70 tokens of prefill (sgemm on widened blocks of 256 weight
+  // rows: 3 for gate/up, 4 for the LM head), a chunk of 20 (the kernel, 16 + 4 rows), one token.
+  std::vector<int32_t> ids(91);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>((i * 7919 + 13) % 1000);
   auto logits = [&](FloatQwen3& model) {
-    FloatKvCache cache(model.config(), 21);
-    std::vector<float> all(ids.size() * static_cast<size_t>(c.vocab)),
-        next(static_cast<size_t>(c.vocab));
-    // 20 tokens of prefill (sgemm on widened blocks), then one decode step (the kernel).
-    FloatForwardRow row{&cache, ids.data(), static_cast<int64_t>(ids.size()), nullptr, all.data()};
-    model.Forward({&row, 1});
-    const int32_t one = 7;
-    row = {&cache, &one, 1, next.data(), nullptr};
-    model.Forward({&row, 1});
-    all.insert(all.end(), next.begin(), next.end());
+    const auto vocab = static_cast<size_t>(c.vocab);
+    FloatKvCache cache(model.config(), static_cast<int64_t>(ids.size()));
+    std::vector<float> all(ids.size() * vocab);
+    int64_t at = 0;
+    for (int64_t chunk : {70, 20, 1}) {
+      FloatForwardRow row{&cache, ids.data() + at, chunk, nullptr,
+                          all.data() + static_cast<size_t>(at) * vocab};
+      model.Forward({&row, 1});
+      at += chunk;
+    }
     return all;
   };
   FloatQwen3 bf16(*ckpt_, {FloatDType::kBf16, 2, nullptr});
