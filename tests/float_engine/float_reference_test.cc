@@ -64,6 +64,21 @@ class FloatReferenceTest : public ::testing::TestWithParam<const char*> {
     }
   }
 
+  // Our prompt as row `position` of a batch of 4, the others random co-prompts.
+  std::vector<std::vector<int32_t>> BatchWithCoPrompts(int64_t position) const {
+    CoPromptSpec spec;
+    spec.count = 3;
+    spec.max_id = ref_.vocab - 1;
+    return ComposeBatch(ref_.prompt, MakeCoPrompts(spec, ref_.vocab), position);
+  }
+  // As many new tokens as the reference continues with, after a split prefill of 3 tokens.
+  GenerationOptions SplitGeneration() const {
+    GenerationOptions go;
+    go.max_new = static_cast<int64_t>(ref_.continuation.size());
+    go.split = 3;
+    return go;
+  }
+
   test_files::ScratchDir scratch_{"float-reference"};
   FloatReference ref_;
   std::unique_ptr<FloatCheckpoint> ckpt_;
@@ -103,13 +118,8 @@ TEST_P(FloatReferenceTest, Fp32DecodeTokenByToken) {
 // greedy tokens are the float64 continuation wherever the margins allow no other choice.
 TEST_P(FloatReferenceTest, Fp32GreedyInABatchWithSplitPrefill) {
   FloatQwen3 model(*ckpt_, {FloatDType::kFp32, 0, nullptr});
-  CoPromptSpec spec;
-  spec.count = 3;
-  spec.max_id = ref_.vocab - 1;
-  auto rows = ComposeBatch(ref_.prompt, MakeCoPrompts(spec, ref_.vocab), 2);
-  GenerationOptions go;
-  go.max_new = static_cast<int64_t>(ref_.continuation.size());
-  go.split = 3;
+  const auto rows = BatchWithCoPrompts(2);
+  const GenerationOptions go = SplitGeneration();
   const auto n_prompt = static_cast<int64_t>(ref_.prompt.size());
   int checked = 0;
   std::vector<float> step0;
@@ -166,13 +176,8 @@ TEST_P(FloatReferenceTest, Bf16DecodeTokenByTokenAndInABatch) {
     model.Forward({&row, 1});
     test::ExpectPositionMatches(ref_, p, logits.data(), test::kBf16RelTol, "bf16 token by token");
   }
-  CoPromptSpec spec;
-  spec.count = 3;
-  spec.max_id = ref_.vocab - 1;
-  auto rows = ComposeBatch(ref_.prompt, MakeCoPrompts(spec, ref_.vocab), 1);
-  GenerationOptions go;
-  go.max_new = static_cast<int64_t>(ref_.continuation.size());
-  go.split = 3;
+  const auto rows = BatchWithCoPrompts(1);
+  const GenerationOptions go = SplitGeneration();
   // The reference continues with float64's greedy tokens: steps are compared while the picks so
   // far are the reference's (step 0 always).
   int checked = 0;
