@@ -5,6 +5,7 @@
 // must be equal.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <vector>
 
 #include "engine/backends/reference_backend.h"
@@ -37,6 +38,21 @@ TEST(ReferenceBackend, MatmulEqualsTheTripleLoop) {
       ASSERT_TRUE(test::SameBits(want, got)) << "m " << m << " k " << k << " n " << n;
     }
   }
+}
+
+// Which of the GCC clones of the loops (engine/backends/reference_backend.cc) this CPU selects:
+// the emulated runs of tests/engine/CMakeLists.txt check the line it prints.
+TEST(ReferenceBackend, ReportsItsClone) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  // The resolver's own order: the first clone the CPU supports.
+  const char* clone = __builtin_cpu_supports("x86-64-v4") ? "x86-64-v4"
+                      : __builtin_cpu_supports("avx2")    ? "avx2"
+                                                          : "default";
+  std::printf("reference backend clone: %s\n", clone);
+  RecordProperty("clone", clone);
+#else
+  GTEST_SKIP() << "one build of the loops here (GCC's target_clones on x86-64 only)";
+#endif
 }
 
 TEST(ReferenceBackend, MatmulAtTheExtremes) {
