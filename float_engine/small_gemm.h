@@ -6,9 +6,10 @@
 //
 // What a framework's CPU path does for such shapes -- a kernel chosen by shape -- so a float
 // row's reduction order still depends on the batch: 1 row goes to OpenBLAS's sgemv, 2-16 rows
-// here, more to sgemm. Within this kernel every output is the same sum in the same order for any
-// number of rows, row position and thread count (the vector width decides it: 16 lanes with
-// AVX-512, 8 with AVX2), which the tests check exactly.
+// here, more to sgemm (bf16 weights: 1-64 rows here, 16 a call, more to sgemm on widened
+// blocks). Within this kernel every output is the same sum in the same order for any number of
+// rows, row position and thread count (the vector width decides it: 16 lanes with AVX-512, 8
+// with AVX2), which the tests check exactly.
 #pragma once
 
 #include <cstdint>
@@ -49,7 +50,7 @@ void SmallGemmXWt(SmallGemmIsa isa, const float* x, int64_t ldx, int64_t m, int6
 // The same with bfloat16 weights (w: their bit patterns, [n, k]): each weight is widened to its
 // exact fp32 value in the kernel, so every output is bit for bit the fp32 call's on the widened
 // weights, with half the bytes to stream. The float engine's bf16 mode stores its linear weights
-// so and sends 1-16 rows here.
+// so and sends products of up to kSmallGemmBf16MaxRows rows here, 16 rows a call.
 void SmallGemmXWt(SmallGemmIsa isa, const float* x, int64_t ldx, int64_t m, int64_t k,
                   const uint16_t* w, int64_t n, float* y, int64_t ldy, os::ThreadPool& pool);
 
