@@ -16,6 +16,35 @@ int CudaDeviceCount(std::string* why) {
   return count;
 }
 
+std::string CudaDeviceUnusable(int device) {
+  std::string why;
+  const int count = CudaDeviceCount(&why);
+  if (count == 0) return "no CUDA device here (" + why + ")";
+  if (device < 0 || device >= count) {
+    return "device " + std::to_string(device) + " does not exist (" + std::to_string(count) +
+           " found)";
+  }
+  return "";
+}
+
+std::string SelectCudaDevice(int device) {
+  if (std::string why = CudaDeviceUnusable(device); !why.empty()) return why;
+  if (const cudaError_t e = cudaSetDevice(device); e != cudaSuccess) {
+    return std::string("cudaSetDevice: ") + cudaGetErrorString(e);
+  }
+  return "";
+}
+
+CudaStream MakeCudaStream(std::string* error) {
+  cudaStream_t stream = nullptr;
+  if (const cudaError_t e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+      e != cudaSuccess) {
+    if (error != nullptr) *error = std::string("cudaStreamCreate: ") + cudaGetErrorString(e);
+    return nullptr;
+  }
+  return CudaStream(stream);
+}
+
 void CudaStreamDeleter::operator()(CUstream_st* stream) const { cudaStreamDestroy(stream); }
 
 }  // namespace dv

@@ -80,19 +80,13 @@ class DeviceHalves {
 class CudaFp16Linear final : public FloatLinearBackend {
  public:
   explicit CudaFp16Linear(const CudaFp16LinearOptions& options) {
-    std::string why;
-    const int count = CudaDeviceCount(&why);
-    if (count == 0)
-      throw FloatEngineError("float engine on cuda: no CUDA device here (" + why + ")");
-    if (options.device < 0 || options.device >= count) {
-      throw FloatEngineError("float engine on cuda: device " + std::to_string(options.device) +
-                             " does not exist (" + std::to_string(count) + " found)");
+    if (const std::string why = SelectCudaDevice(options.device); !why.empty()) {
+      throw FloatEngineError("float engine on cuda: " + why);
     }
-    CudaCheck(cudaSetDevice(options.device), "cudaSetDevice");
     CudaCheck(cudaGetDeviceProperties(&props_, options.device), "cudaGetDeviceProperties");
-    cudaStream_t stream = nullptr;
-    CudaCheck(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-    stream_.reset(stream);
+    std::string error;
+    stream_ = MakeCudaStream(&error);
+    if (!stream_) throw FloatEngineError("float engine on cuda: " + error);
     cublasHandle_t handle = nullptr;
     BlasCheck(cublasCreate(&handle), "cublasCreate");
     handle_.reset(handle);

@@ -19,10 +19,7 @@ std::string AvailableList() {
 // The cuda backend's devices, asked once per process; "" when one is there, else why not.
 const std::string& CudaAbsence() {
 #if defined(DV_HAVE_CUDA_BACKEND)
-  static const std::string why = [] {
-    std::string w;
-    return CudaDeviceCount(&w) > 0 ? std::string() : "no CUDA device here (" + w + ")";
-  }();
+  static const std::string why = CudaDeviceUnusable(0);
 #else
   static const std::string why = "this build has no cuda backend (DETVERIFY_CUDA=OFF)";
 #endif

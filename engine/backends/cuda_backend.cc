@@ -164,19 +164,14 @@ std::string AlgoDescription(const cublasLtMatmulAlgo_t& algo) {
 class CudaBackendImpl final : public Backend {
  public:
   explicit CudaBackendImpl(const CudaBackendOptions& options) : gemm_(options.gemm) {
-    std::string why;
-    const int count = CudaDeviceCount(&why);
-    if (count == 0) throw BackendError("backend 'cuda': no CUDA device here (" + why + ")");
-    if (options.device < 0 || options.device >= count) {
-      throw BackendError("backend 'cuda': device " + std::to_string(options.device) +
-                         " does not exist (" + std::to_string(count) + " found)");
+    if (const std::string why = SelectCudaDevice(options.device); !why.empty()) {
+      throw BackendError("backend 'cuda': " + why);
     }
     device_ = options.device;
-    CudaCheck(cudaSetDevice(device_), "cudaSetDevice");
     CudaCheck(cudaGetDeviceProperties(&props_, device_), "cudaGetDeviceProperties");
-    cudaStream_t stream = nullptr;
-    CudaCheck(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-    stream_.reset(stream);
+    std::string error;
+    stream_ = MakeCudaStream(&error);
+    if (!stream_) throw BackendError("cuda backend: " + error);
     cublasLtHandle_t lt = nullptr;
     LtCheck(cublasLtCreate(&lt), "cublasLtCreate");
     lt_.reset(lt);
