@@ -39,19 +39,17 @@ inline V Rsr(V v, RoundShift sh) {
 }
 inline V Shl(V v, int64_t count) { return _mm512_sll_epi64(v, Count(count)); }
 
+// Reductions in registers: a store to a stack array here let GCC keep the loops' accumulator in
+// that array, a store and a reload every iteration on the loop's dependency chain.
 inline int64_t ReduceMax(V v) {
-  alignas(64) int64_t lanes[8];
-  _mm512_store_si512(lanes, v);
-  int64_t m = lanes[0];
-  for (int i = 1; i < 8; ++i) m = lanes[i] > m ? lanes[i] : m;
-  return m;
+  const __m256i m4 = _mm256_max_epi64(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+  const __m128i m2 = _mm_max_epi64(_mm256_castsi256_si128(m4), _mm256_extracti128_si256(m4, 1));
+  return _mm_cvtsi128_si64(_mm_max_epi64(m2, _mm_unpackhi_epi64(m2, m2)));
 }
-inline int64_t ReduceAdd(V v) {
-  alignas(64) uint64_t lanes[8];
-  _mm512_store_si512(lanes, v);
-  uint64_t s = 0;
-  for (uint64_t lane : lanes) s += lane;
-  return static_cast<int64_t>(s);
+inline int64_t ReduceAdd(V v) {  // modulo 2^64
+  const __m256i s4 = _mm256_add_epi64(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+  const __m128i s2 = _mm_add_epi64(_mm256_castsi256_si128(s4), _mm256_extracti128_si256(s4, 1));
+  return _mm_cvtsi128_si64(_mm_add_epi64(s2, _mm_unpackhi_epi64(s2, s2)));
 }
 
 // High 64 bits of the unsigned 128-bit product a * b (b_hi = b >> 32).
