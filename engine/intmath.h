@@ -100,20 +100,20 @@ DV_INLINE constexpr int64_t Ilog2Floor(int64_t a) {
 }
 
 // floor(sqrt(a)) for a >= 0, exact over the whole int64 range; 0 for a < 0 (DetLLM's tensor
-// loop never subtracts from a negative remainder). Digit-by-digit method, 32 steps.
+// loop never subtracts from a negative remainder). Digit-by-digit method from the largest power
+// of 4 not above a, one step per two bits; each step's compare selects by mask, not by branch
+// (a norm takes one root per row and per head: an unpredictable branch a step cost more than
+// the arithmetic).
 DV_INLINE constexpr int64_t Isqrt(int64_t a) {
   if (a <= 0) return 0;
   uint64_t rem = static_cast<uint64_t>(a);
   uint64_t root = 0;
-  uint64_t bit = uint64_t{1} << 62;
-  while (bit > rem) bit >>= 2;
+  uint64_t bit = uint64_t{1} << ((63 - __builtin_clzll(rem)) & ~1);
   while (bit != 0) {
-    if (rem >= root + bit) {
-      rem -= root + bit;
-      root = (root >> 1) + bit;
-    } else {
-      root >>= 1;
-    }
+    const uint64_t trial = root + bit;
+    const uint64_t take = uint64_t{0} - static_cast<uint64_t>(rem >= trial);  // all ones or 0
+    rem -= trial & take;
+    root = (root >> 1) + (bit & take);
     bit >>= 2;
   }
   return static_cast<int64_t>(root);
