@@ -193,6 +193,20 @@ double DecodeSeconds(Model& model, int64_t batch, int64_t context, int64_t steps
   std::vector<std::vector<typename T::Logit>> logits;
   std::vector<int32_t> next(static_cast<size_t>(batch));
   std::vector<typename T::Row> rows;
+  // Every row's greedy pick: the integer engine's on the backend's threads, a row each, as
+  // GenerateGreedy picks (a pick reads the whole vocabulary's logits and head scales).
+  const auto PickAll = [&] {
+    const auto pick = [&](int64_t begin, int64_t end, int) {
+      for (int64_t r = begin; r < end; ++r) {
+        next[static_cast<size_t>(r)] = model.GreedyPick(logits[static_cast<size_t>(r)].data());
+      }
+    };
+    if constexpr (std::is_same_v<Model, IntQwen3>) {
+      model.backend().ParallelFor(batch, pick);
+    } else {
+      pick(0, batch, 0);
+    }
+  };
   bool filled = false;
   if constexpr (std::is_same_v<Model, IntQwen3>) filled = context > kMaxPrefilledContext;
   for (int64_t r = 0; r < batch; ++r) {
@@ -213,8 +227,8 @@ double DecodeSeconds(Model& model, int64_t batch, int64_t context, int64_t steps
     }
   } else {
     model.Forward(rows);
+    PickAll();
     for (int64_t r = 0; r < batch; ++r) {
-      next[static_cast<size_t>(r)] = model.GreedyPick(logits[static_cast<size_t>(r)].data());
       rows[static_cast<size_t>(r)].ids = &next[static_cast<size_t>(r)];
       rows[static_cast<size_t>(r)].n_tokens = 1;
     }
@@ -222,9 +236,7 @@ double DecodeSeconds(Model& model, int64_t batch, int64_t context, int64_t steps
   const auto t0 = Clock::now();
   for (int64_t s = 0; s < steps; ++s) {
     model.Forward(rows);
-    for (int64_t r = 0; r < batch; ++r) {
-      next[static_cast<size_t>(r)] = model.GreedyPick(logits[static_cast<size_t>(r)].data());
-    }
+    PickAll();
   }
   return Seconds(t0);
 }
