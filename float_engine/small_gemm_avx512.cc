@@ -1,10 +1,11 @@
 // The small-batch GEMM with AVX-512 F: 16 fp32 lanes (compiled with -mavx512f), four weight
-// rows at a time (measured at 8 rows of x: at the memory limit, 1.4x pairs of weight rows).
+// rows at a time (measured at 8 rows of x: 1.4x pairs of weight rows), three for 5-8 rows of x.
 #include <immintrin.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "float_engine/small_gemm_kernels.h"
 
@@ -40,64 +41,80 @@ inline __m512 LoadTail(const uint16_t* p, int64_t count) {
   return LoadW(tail);
 }
 
-// Four weight rows (w[0..3]; a missing one points at w[0], its output null) against MR rows of
-// x: 4 * MR vector accumulators, each weight vector loaded once for all MR rows and each x
-// vector once for all four weight rows.
-template <size_t MR, typename W>
-void Quad(const float* x, int64_t ldx, int64_t k, const W* const* w, float* const* y, int64_t ldy,
+// NW weight rows (w[0..NW); a missing one points at w[0], its output null) against MR rows of
+// x: NW * MR vector accumulators, each weight vector loaded once for all MR rows and each x
+// vector once for all NW weight rows. Every output is one accumulator summed in k order and
+// reduced by ReduceAdd, whatever NW and MR are: the blocking never changes a bit.
+template <size_t NW, size_t MR, typename W>
+void Tile(const float* x, int64_t ldx, int64_t k, const W* const* w, float* const* y, int64_t ldy,
           const W* next) {
-  __m512 acc[4][MR];
-  for (size_t q = 0; q < 4; ++q)
+  __m512 acc[NW][MR];
+  for (size_t q = 0; q < NW; ++q)
     for (size_t r = 0; r < MR; ++r) acc[q][r] = _mm512_setzero_ps();
   const int64_t kv = k / 16 * 16;
   // One prefetch per 64-byte line of each next weight row.
   constexpr int64_t kLine = 64 / static_cast<int64_t>(sizeof(W));
   for (int64_t i = 0; i < kv; i += 16) {
     if (next != nullptr && i % kLine == 0) {
-      for (int64_t q = 0; q < 4; ++q) {
-        _mm_prefetch(reinterpret_cast<const char*>(next + q * k + i), _MM_HINT_T1);
+      for (size_t q = 0; q < NW; ++q) {
+        _mm_prefetch(reinterpret_cast<const char*>(next + static_cast<int64_t>(q) * k + i),
+                     _MM_HINT_T1);
       }
     }
-    __m512 wv[4];
-    for (size_t q = 0; q < 4; ++q) wv[q] = LoadW(w[q] + i);
+    __m512 wv[NW];
+    for (size_t q = 0; q < NW; ++q) wv[q] = LoadW(w[q] + i);
     for (size_t r = 0; r < MR; ++r) {
       const __m512 xv = _mm512_loadu_ps(x + static_cast<int64_t>(r) * ldx + i);
-      for (size_t q = 0; q < 4; ++q) acc[q][r] = _mm512_fmadd_ps(xv, wv[q], acc[q][r]);
+      for (size_t q = 0; q < NW; ++q) acc[q][r] = _mm512_fmadd_ps(xv, wv[q], acc[q][r]);
     }
   }
   if (kv < k) {
-    __m512 wv[4];
-    for (size_t q = 0; q < 4; ++q) wv[q] = LoadTail(w[q] + kv, k - kv);
+    __m512 wv[NW];
+    for (size_t q = 0; q < NW; ++q) wv[q] = LoadTail(w[q] + kv, k - kv);
     for (size_t r = 0; r < MR; ++r) {
       const __m512 xv = LoadTail(x + static_cast<int64_t>(r) * ldx + kv, k - kv);
-      for (size_t q = 0; q < 4; ++q) acc[q][r] = _mm512_fmadd_ps(xv, wv[q], acc[q][r]);
+      for (size_t q = 0; q < NW; ++q) acc[q][r] = _mm512_fmadd_ps(xv, wv[q], acc[q][r]);
     }
   }
-  for (size_t q = 0; q < 4; ++q) {
+  for (size_t q = 0; q < NW; ++q) {
     if (y[q] == nullptr) continue;
     for (size_t r = 0; r < MR; ++r) y[q][static_cast<int64_t>(r) * ldy] = ReduceAdd(acc[q][r]);
   }
 }
 
-// 4 rows of x per block: 16 accumulators + 4 weight vectors + one x vector of the 32 zmm.
-constexpr int64_t kBlock = 4;
+// Weight rows NW at a time against blocks of up to MaxMR rows of x. The first block of x rows
+// streams the weight rows from memory and prefetches the NW rows after the next NW into L2; the
+// other blocks find them in cache.
+template <size_t NW, size_t MaxMR, typename W, size_t... MR>
+void RowsOf(const Args& g, const W* weights, int64_t j0, int64_t j1, std::index_sequence<MR...>) {
+  using TileFn =
+      void (*)(const float*, int64_t, int64_t, const W* const*, float* const*, int64_t, const W*);
+  constexpr TileFn kTiles[] = {Tile<NW, MR + 1, W>...};
+  constexpr auto nw = static_cast<int64_t>(NW), block = static_cast<int64_t>(MaxMR);
+  for (int64_t j = j0; j < j1; j += nw) {
+    const W* w[NW];
+    for (int64_t q = 0; q < nw; ++q) w[q] = weights + (j + q < j1 ? j + q : j) * g.k;
+    for (int64_t r0 = 0; r0 < g.m; r0 += block) {
+      const int64_t mr = g.m - r0 < block ? g.m - r0 : block;
+      float* y[NW];
+      for (int64_t q = 0; q < nw; ++q) y[q] = j + q < j1 ? g.y + r0 * g.ldy + j + q : nullptr;
+      kTiles[mr - 1](g.x + r0 * g.ldx, g.ldx, g.k, w, y, g.ldy,
+                     r0 == 0 && j + 2 * nw < j1 ? weights + (j + 2 * nw) * g.k : nullptr);
+    }
+  }
+}
 
+// Four weight rows by blocks of up to 4 rows of x (16 accumulators + 4 weight vectors + one x
+// vector of the 32 zmm), except for 5 to 8 rows (a batch-8 decode step): three weight rows by all
+// of them (24 + 3 + 1), which streams each weight once and loads fewer vectors per FMA. Measured
+// (docs/RESULTS.md, "The float engine's small-batch GEMM at 8 rows"): +6-10% at 8 rows; at 16 rows
+// two blocks of 8 were slower than four of 4.
 template <typename W>
 void Rows(const Args& g, const W* weights, int64_t j0, int64_t j1) {
-  using QuadFn =
-      void (*)(const float*, int64_t, int64_t, const W* const*, float* const*, int64_t, const W*);
-  constexpr QuadFn kQuads[kBlock] = {Quad<1, W>, Quad<2, W>, Quad<3, W>, Quad<4, W>};
-  for (int64_t j = j0; j < j1; j += 4) {
-    const W* w[4];
-    for (int64_t q = 0; q < 4; ++q) w[q] = weights + (j + q < j1 ? j + q : j) * g.k;
-    for (int64_t r0 = 0; r0 < g.m; r0 += kBlock) {
-      const int64_t mr = g.m - r0 < kBlock ? g.m - r0 : kBlock;
-      float* y[4];
-      for (int64_t q = 0; q < 4; ++q) y[q] = j + q < j1 ? g.y + r0 * g.ldy + j + q : nullptr;
-      // The first block of x rows prefetches the weight rows after the next four into L2.
-      kQuads[mr - 1](g.x + r0 * g.ldx, g.ldx, g.k, w, y, g.ldy,
-                     r0 == 0 && j + 8 < j1 ? weights + (j + 8) * g.k : nullptr);
-    }
+  if (g.m >= 5 && g.m <= 8) {
+    RowsOf<3, 8>(g, weights, j0, j1, std::make_index_sequence<8>());
+  } else {
+    RowsOf<4, 4>(g, weights, j0, j1, std::make_index_sequence<4>());
   }
 }
 
