@@ -107,7 +107,7 @@ void RowsOf(const Args& g, const W* weights, int64_t j0, int64_t j1, std::index_
 // Four weight rows by blocks of up to 4 rows of x (16 accumulators + 4 weight vectors + one x
 // vector of the 32 zmm), except for 5 to 8 rows (a batch-8 decode step): three weight rows by all
 // of them (24 + 3 + 1), which streams each weight once and loads fewer vectors per FMA. Measured
-// (docs/RESULTS.md, "The float engine's small-batch GEMM at 8 rows"): +6-10% at 8 rows; at 16 rows
+// (docs/RESULTS.md, "Third pass on the Intel Xeon host"): +6-10% at 8 rows; at 16 rows
 // two blocks of 8 were slower than four of 4.
 template <typename W>
 void Rows(const Args& g, const W* weights, int64_t j0, int64_t j1) {
