@@ -110,18 +110,11 @@ class VecDivisor {
 
 inline V SaturateI8(V v) { return _mm512_min_epi64(_mm512_max_epi64(v, Set(-128)), Set(127)); }
 
-// DI-Exp of -ax for lanes with 0 <= ax < 2^63: q = floor(ax / tpos), r = q * tpos - ax, and
-// ((r >> 1) + tpos) >> min(q, 62).
-inline V DiExpOfNegative(V ax, V tpos, const VecDivisor& div) {
-  const V q = div.Quotient(ax);
-  const V r = _mm512_sub_epi64(_mm512_mullo_epi64(q, tpos), ax);
-  const V u = _mm512_add_epi64(_mm512_srai_epi64(r, 1), tpos);
-  return _mm512_srav_epi64(u, _mm512_min_epi64(q, Set(62)));
-}
-
-// The same for lanes with 0 <= ax < 2^32 (an int32 magnitude or a distance between int32
-// values): q <= ax fits 32 bits, and q * tpos <= ax does too (q >= 1 needs tpos <= ax), so
-// one 32 x 32 -> 64 vpmuludq gives q * tpos exactly where vpmullq costs three uops.
+// DI-Exp of -ax for lanes with 0 <= ax < 2^32 (an int32 magnitude or a distance between int32
+// values, the only arguments it has): q = floor(ax / tpos), r = q * tpos - ax, and
+// ((r >> 1) + tpos) >> min(q, 62). q <= ax fits 32 bits, and q * tpos <= ax does too (q >= 1
+// needs tpos <= ax), so one 32 x 32 -> 64 vpmuludq gives q * tpos exactly where vpmullq costs
+// three uops.
 inline V DiExpOfNegative32(V ax, V tpos, const VecDivisor& div) {
   const V q = div.Quotient32(ax);
   const V r = _mm512_sub_epi64(_mm512_mul_epu32(q, tpos), ax);
@@ -317,18 +310,15 @@ void Swiglu(const int32_t* gate, const int32_t* up, int64_t n, int64_t tpos,
   }
 }
 
-int64_t SoftmaxExps(const int32_t* scores, int64_t n, int64_t row_max, int64_t tpos,
+int64_t SoftmaxExps(const int32_t* scores, int64_t n, int32_t row_max, int64_t tpos,
                     const RowDivisorParams& p, int64_t* exps) {
   const VecDivisor div(p);
   const V t = Set(tpos), top = Set(row_max);
-  // A row maximum in int32's range (every caller's: it is one of the scores) keeps each
-  // distance below 2^32.
-  const bool small = row_max >= INT32_MIN && row_max <= INT32_MAX;
   V sum = Zero();
   for (int64_t i = 0; i < n; i += 8) {
     const __mmask8 m = TailMask(n - i);
     const V distance = _mm512_sub_epi64(top, LoadI32(scores + i, m));  // -(score - max) >= 0
-    const V e = small ? DiExpOfNegative32(distance, t, div) : DiExpOfNegative(distance, t, div);
+    const V e = DiExpOfNegative32(distance, t, div);  // int32 values: a distance below 2^32
     _mm512_mask_storeu_epi64(exps + i, m, e);
     sum = _mm512_mask_add_epi64(sum, m, sum, e);
   }

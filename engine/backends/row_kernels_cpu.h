@@ -76,9 +76,10 @@ struct RowKernels {
   void (*swiglu)(const int32_t* gate, const int32_t* up, int64_t n, int64_t tpos,
                  const RowDivisorParams& tpos_div, int64_t* y) = nullptr;
 
-  // exps[i] = DiExp(scores[i] - row_max, tpos), every scores[i] <= row_max; returns sum exps.
-  // Requires 1 <= tpos < 2^48 and n <= 2^15 (so the sum stays below 2^63).
-  int64_t (*softmax_exps)(const int32_t* scores, int64_t n, int64_t row_max, int64_t tpos,
+  // exps[i] = DiExp(scores[i] - row_max, tpos), every scores[i] <= row_max (an int32, as the
+  // scores are: every distance is below 2^32); returns sum exps. Requires 1 <= tpos < 2^48 and
+  // n <= 2^15 (so the sum stays below 2^63).
+  int64_t (*softmax_exps)(const int32_t* scores, int64_t n, int32_t row_max, int64_t tpos,
                           const RowDivisorParams& tpos_div, int64_t* exps) = nullptr;
   // probs[i] = floor(((exps[i] << 14) + D/2) / D) with D = denom_div.divisor; returns sum
   // probs. Requires 0 <= exps[i] < 2^48 and D < 2^63.

@@ -134,12 +134,12 @@ void Swiglu(const int32_t* gate, const int32_t* up, int64_t n, int64_t tpos,
   }
 }
 
-int64_t SoftmaxExps(const int32_t* scores, int64_t n, int64_t row_max, int64_t tpos,
+int64_t SoftmaxExps(const int32_t* scores, int64_t n, int32_t row_max, int64_t tpos,
                     const RowDivisorParams& p, int64_t* exps) {
   const RowDivisor tpos_div(p);
   int64_t sum = 0;
   for (int64_t i = 0; i < n; ++i) {
-    exps[i] = DiExpWith(scores[i] - row_max, tpos, tpos_div);
+    exps[i] = DiExpWith(int64_t{scores[i]} - row_max, tpos, tpos_div);
     sum += exps[i];
   }
   return sum;
