@@ -129,30 +129,38 @@ TEST_P(SmallGemmTest, WithinTheDotProductErrorBound) {
   }
 }
 
-TEST_P(SmallGemmTest, SameBitsForAnyRowCountPositionAndThreads) {
-  const SmallGemmIsa isa = GetParam();
-  const int64_t k = 200, n = 1000;
-  const Problem full = MakeProblem(kSmallGemmMaxRows, k, n, 7);
-  const std::vector<float> reference = Multiply(isa, full, 1);
+// `multiply(problem, threads)`: the full call at 1 thread against 2-4 threads, and rows alone
+// or in blocks at either end against the full call's rows, bit for bit -- every tile shape the
+// kernels pick by row count (1-4, 5-8, more).
+template <typename Multiply>
+void ExpectSameBitsForAnyRowCountPositionAndThreads(const Problem& full, Multiply multiply) {
+  const std::vector<float> reference = multiply(full, 1);
   for (int threads : {2, 3, 4}) {
-    EXPECT_EQ(Multiply(isa, full, threads), reference) << threads << " threads";
+    EXPECT_EQ(multiply(full, threads), reference) << threads << " threads";
   }
-  // Row r alone, and rows [r0, r0 + m) as their own call: the same bits as in the full call.
-  for (int64_t m : {1, 2, 5, 8, 11}) {
-    for (int64_t r0 : {int64_t{0}, kSmallGemmMaxRows - m}) {
+  for (int64_t m : {1, 2, 4, 5, 7, 8, 9, 11}) {
+    for (int64_t r0 : {int64_t{0}, full.m - m}) {
       Problem part = full;
       part.m = m;
       part.x.assign(full.x.begin() + r0 * full.ldx, full.x.begin() + (r0 + m) * full.ldx);
-      const std::vector<float> y = Multiply(isa, part, 2);
+      const std::vector<float> y = multiply(part, 2);
       for (int64_t r = 0; r < m; ++r) {
-        for (int64_t j = 0; j < n; ++j) {
-          ASSERT_EQ(y[static_cast<size_t>(r * n + j)],
-                    reference[static_cast<size_t>((r0 + r) * n + j)])
+        for (int64_t j = 0; j < full.n; ++j) {
+          ASSERT_EQ(
+              std::bit_cast<uint32_t>(y[static_cast<size_t>(r * full.ldy + j)]),
+              std::bit_cast<uint32_t>(reference[static_cast<size_t>((r0 + r) * full.ldy + j)]))
               << "rows [" << r0 << ", " << r0 + m << ") row " << r << " column " << j;
         }
       }
     }
   }
+}
+
+TEST_P(SmallGemmTest, SameBitsForAnyRowCountPositionAndThreads) {
+  const SmallGemmIsa isa = GetParam();
+  ExpectSameBitsForAnyRowCountPositionAndThreads(
+      MakeProblem(kSmallGemmMaxRows, 200, 1000, 7),
+      [isa](const Problem& p, int threads) { return Multiply(isa, p, threads); });
 }
 
 TEST_P(SmallGemmTest, OnTheCallingThreadTheSameBits) {
@@ -255,43 +263,20 @@ TEST_P(SmallGemmTest, Bf16WeightsGiveTheBitsOfTheirFp32Values) {
   }
 }
 
-// The bf16 weights' own row and thread invariance (not only through the fp32 call above): the
-// full call at 1 thread against 2-4 threads, and every row alone or in a block of rows at either
-// end, bit for bit -- the 5-8 row blocks, the 4-row blocks and the single row each take their own
-// tile shape in the kernels.
+// The bf16 weights' own row and thread invariance (not only through the fp32 call above).
 TEST_P(SmallGemmTest, Bf16SameBitsForAnyRowCountPositionAndThreads) {
   const SmallGemmIsa isa = GetParam();
-  const int64_t k = 200, n = 1000;
-  const Problem full = MakeProblem(kSmallGemmMaxRows, k, n, 17);
-  std::vector<uint16_t> bits(static_cast<size_t>(n * k));
+  const Problem full = MakeProblem(kSmallGemmMaxRows, 200, 1000, 17);
+  std::vector<uint16_t> bits(full.w.size());
   for (size_t i = 0; i < bits.size(); ++i) {
     bits[i] = static_cast<uint16_t>(std::bit_cast<uint32_t>(full.w[i]) >> 16);
   }
-  const auto multiply = [&](const Problem& p, int threads) {
+  ExpectSameBitsForAnyRowCountPositionAndThreads(full, [&](const Problem& p, int threads) {
     os::ThreadPool pool(threads);
     std::vector<float> y(static_cast<size_t>(p.m * p.ldy), kSentinel);
     SmallGemmXWt(isa, p.x.data(), p.ldx, p.m, p.k, bits.data(), p.n, y.data(), p.ldy, pool);
     return y;
-  };
-  const std::vector<float> reference = multiply(full, 1);
-  for (int threads : {2, 3, 4}) {
-    EXPECT_EQ(multiply(full, threads), reference) << threads << " threads";
-  }
-  for (int64_t m : {1, 2, 4, 5, 7, 8, 9, 11}) {
-    for (int64_t r0 : {int64_t{0}, kSmallGemmMaxRows - m}) {
-      Problem part = full;
-      part.m = m;
-      part.x.assign(full.x.begin() + r0 * full.ldx, full.x.begin() + (r0 + m) * full.ldx);
-      const std::vector<float> y = multiply(part, 2);
-      for (int64_t r = 0; r < m; ++r) {
-        for (int64_t j = 0; j < n; ++j) {
-          ASSERT_EQ(std::bit_cast<uint32_t>(y[static_cast<size_t>(r * n + j)]),
-                    std::bit_cast<uint32_t>(reference[static_cast<size_t>((r0 + r) * n + j)]))
-              << "rows [" << r0 << ", " << r0 + m << ") row " << r << " column " << j;
-        }
-      }
-    }
-  }
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, SmallGemmTest,
