@@ -101,9 +101,9 @@ DV_INLINE constexpr int64_t Ilog2Floor(int64_t a) {
 
 // floor(sqrt(a)) for a >= 0, exact over the whole int64 range; 0 for a < 0 (DetLLM's tensor
 // loop never subtracts from a negative remainder). Digit-by-digit method from the largest power
-// of 4 not above a, one step per two bits; each step's compare selects by mask, not by branch
-// (a norm takes one root per row and per head: an unpredictable branch a step cost more than
-// the arithmetic).
+// of 4 not above a, one step per two bits; each step's compare selects by mask, not by a
+// data-dependent branch (a norm takes one root per row and per Q/K head; its effect was measured
+// only together with the bench's batched picks, docs/RESULTS.md "Third pass").
 DV_INLINE constexpr int64_t Isqrt(int64_t a) {
   if (a <= 0) return 0;
   uint64_t rem = static_cast<uint64_t>(a);
