@@ -50,6 +50,36 @@ void BM_RowOpsRmsNorm(benchmark::State& state) {
 }
 BENCHMARK(BM_RowOpsRmsNorm)->Apply(RowOpsArgs);
 
+// One query head of the Q/K head pipeline (engine/model.cc QkvHeads) at head_dim 128: requant
+// to 16 bits, QK-Norm with gamma (one Isqrt and one divisor a head), RoPE, smoothing, quantize.
+// A batch-8 decode step of the 0.6B model runs 8 x 24 of these per layer.
+void BM_RowOpsQkHead(benchmark::State& state) {
+  auto ops = OpsFor(state.range(0));
+  if (!ops) return state.SkipWithError("ISA level not supported here");
+  constexpr int64_t d = 128;
+  std::vector<int32_t> p(d), y32(d);
+  std::vector<int64_t> col_m(d), gamma(d), smooth(d), y64(d);
+  std::vector<int16_t> cos_row(d), sin_row(d);
+  std::vector<int8_t> q8(d);
+  for (size_t i = 0; i < d; ++i) {
+    p[i] = static_cast<int32_t>((i * 2654435761u) % (1u << 24)) - (1 << 23);
+    col_m[i] = 20000 + static_cast<int64_t>((i * 40503u) % 20000);
+    gamma[i] = 30000 + static_cast<int64_t>((i * 977u) % 5000);
+    smooth[i] = 16000 + static_cast<int64_t>((i * 131u) % 8000);
+    cos_row[i] = static_cast<int16_t>(16384 - static_cast<int>(i) * 50);
+    sin_row[i] = static_cast<int16_t>(static_cast<int>(i) * 60);
+  }
+  for (auto _ : state) {
+    ops->RequantI32(p.data(), col_m.data(), d, 16, y32.data());
+    ops->RmsNormGamma(y32.data(), d, gamma.data(), y64.data());
+    ops->Rope(y64.data(), d, cos_row.data(), sin_row.data());
+    ops->MulColumns(y64.data(), smooth.data(), d, y64.data());
+    benchmark::DoNotOptimize(ops->QuantI8(y64.data(), d, 1, 40, q8.data(), nullptr));
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_RowOpsQkHead)->Apply(RowOpsArgs);
+
 void BM_RowOpsSwiglu(benchmark::State& state) {
   auto ops = OpsFor(state.range(0));
   if (!ops) return state.SkipWithError("ISA level not supported here");

@@ -215,18 +215,27 @@ inline int32_t Load4(const uint8_t* p) {
   return v;
 }
 
-// Channels [j0, j0 + 16 * kBlocks) of both queries' contexts (16 accumulators at kBlocks = 4);
-// `last` masks the final 16-channel block. Each V vector is loaded once for four vpdpbusd.
+// Slots [first, last_slot) of channels [j0, j0 + 16 * kBlocks) of both queries' contexts (16
+// accumulators at kBlocks = 4), added to the int32 sums in acc ([lo_a, hi_a, lo_b, hi_b][block]
+// x 16 lanes); `last` masks the final 16-channel block. Each V vector is loaded once for four
+// vpdpbusd. With row_prefetch, each slot quad also asks for the V row bytes `pf` ahead of it,
+// all of them (every channel block of this and the following passes), into L2.
 template <int kBlocks>
-void ContextPairBlocks(const int32_t* pa, const int32_t* pb, const int8_t* v, int64_t n_slots,
-                       int64_t d4, int64_t j0, __mmask64 last, int64_t pf, int64_t* ctx_a,
-                       int64_t* ctx_b, int64_t d) {
+void ContextPairBlocks(const int32_t* pa, const int32_t* pb, const int8_t* v, int64_t first_slot,
+                       int64_t last_slot, int64_t n_slots, int64_t d4, int64_t j0, __mmask64 last,
+                       int64_t pf, bool row_prefetch, int32_t* acc) {
   constexpr size_t kB = kBlocks;
   __m512i lo_a[kB], hi_a[kB], lo_b[kB], hi_b[kB];
 #pragma GCC unroll 4
-  for (size_t i = 0; i < kB; ++i) lo_a[i] = hi_a[i] = lo_b[i] = hi_b[i] = _mm512_setzero_si512();
+  for (size_t i = 0; i < kB; ++i) {
+    lo_a[i] = _mm512_load_si512(acc + 16 * i);
+    hi_a[i] = _mm512_load_si512(acc + 16 * (kB + i));
+    lo_b[i] = _mm512_load_si512(acc + 16 * (2 * kB + i));
+    hi_b[i] = _mm512_load_si512(acc + 16 * (3 * kB + i));
+  }
   alignas(16) uint8_t la[16], ha[16], lb[16], hb[16];
-  for (int64_t first = 0; first < n_slots; first += 16) {
+  const int64_t row_bytes = 4 * d4;  // one slot quad's V row, every channel
+  for (int64_t first = first_slot; first < last_slot; first += 16) {
     SplitProbs16(pa, first, n_slots, la, ha);
     SplitProbs16(pb, first, n_slots, lb, hb);
     const int64_t quads = n_slots - first >= 16 ? 4 : (n_slots - first + 3) / 4;
@@ -235,10 +244,15 @@ void ContextPairBlocks(const int32_t* pa, const int32_t* pb, const int8_t* v, in
       const __m512i pha = _mm512_set1_epi32(Load4(ha + 4 * q));
       const __m512i plb = _mm512_set1_epi32(Load4(lb + 4 * q));
       const __m512i phb = _mm512_set1_epi32(Load4(hb + 4 * q));
-      const int8_t* vg = v + (first + 4 * q) * d4 + 4 * j0;
+      const int8_t* row = v + (first + 4 * q) * d4;
+      if (row_prefetch) {
+        for (int64_t line = 0; line < row_bytes; line += 64) {
+          _mm_prefetch(reinterpret_cast<const char*>(row + pf + line), _MM_HINT_T1);
+        }
+      }
+      const int8_t* vg = row + 4 * j0;
 #pragma GCC unroll 4
       for (size_t i = 0; i < kB; ++i) {
-        if (pf > 0) _mm_prefetch(reinterpret_cast<const char*>(vg + 64 * i + pf), _MM_HINT_T1);
         const __m512i vv = i + 1 < kB ? _mm512_loadu_si512(vg + 64 * i)
                                       : _mm512_maskz_loadu_epi8(last, vg + 64 * i);
         lo_a[i] = _mm512_dpbusd_epi32(lo_a[i], pla, vv);
@@ -250,47 +264,94 @@ void ContextPairBlocks(const int32_t* pa, const int32_t* pb, const int8_t* v, in
   }
 #pragma GCC unroll 4
   for (size_t i = 0; i < kB; ++i) {
-    // ctx = 128 * hi + lo in int64, sixteen channels per block (the block starts below d).
-    const int64_t j = j0 + 16 * static_cast<int64_t>(i), left = d - j;
-    const auto m0 = static_cast<__mmask8>(left >= 8 ? 0xFFu : (1u << left) - 1u);
-    const auto m1 = static_cast<__mmask8>(left >= 16 ? 0xFFu
-                                          : left > 8 ? (1u << (left - 8)) - 1u
-                                                     : 0u);
-    auto widen = [&](__m512i lo, __m512i hi, int64_t* out) {
-      const __m512i lo0 = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(lo));
-      const __m512i lo1 = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(lo, 1));
-      const __m512i hi0 = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(hi));
-      const __m512i hi1 = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(hi, 1));
-      _mm512_mask_storeu_epi64(out + j, m0, _mm512_add_epi64(_mm512_slli_epi64(hi0, 7), lo0));
-      _mm512_mask_storeu_epi64(out + j + 8, m1, _mm512_add_epi64(_mm512_slli_epi64(hi1, 7), lo1));
-    };
-    widen(lo_a[i], hi_a[i], ctx_a);
-    widen(lo_b[i], hi_b[i], ctx_b);
+    _mm512_store_si512(acc + 16 * i, lo_a[i]);
+    _mm512_store_si512(acc + 16 * (kB + i), hi_a[i]);
+    _mm512_store_si512(acc + 16 * (2 * kB + i), lo_b[i]);
+    _mm512_store_si512(acc + 16 * (3 * kB + i), hi_b[i]);
+  }
+}
+
+// ctx = 128 * hi + lo in int64 for the 16-channel block starting at channel j (below d).
+inline void WidenContext(const int32_t* lo, const int32_t* hi, int64_t j, int64_t d, int64_t* out) {
+  const int64_t left = d - j;
+  const auto m0 = static_cast<__mmask8>(left >= 8 ? 0xFFu : (1u << left) - 1u);
+  const auto m1 = static_cast<__mmask8>(left >= 16 ? 0xFFu
+                                        : left > 8 ? (1u << (left - 8)) - 1u
+                                                   : 0u);
+  const __m512i l = _mm512_load_si512(lo), h = _mm512_load_si512(hi);
+  const __m512i lo0 = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(l));
+  const __m512i lo1 = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(l, 1));
+  const __m512i hi0 = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(h));
+  const __m512i hi1 = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(h, 1));
+  _mm512_mask_storeu_epi64(out + j, m0, _mm512_add_epi64(_mm512_slli_epi64(hi0, 7), lo0));
+  _mm512_mask_storeu_epi64(out + j + 8, m1, _mm512_add_epi64(_mm512_slli_epi64(hi1, 7), lo1));
+}
+
+// Slots in chunks of kContextChunk, each chunk once per 64-channel pass (16 accumulators per
+// pass, saved between chunks): V streams from memory once, a whole 4-slot row at a time (the
+// first pass prefetches all of it), and the later passes find the chunk's rows in cache. One
+// pass per 64 channels over all slots read each row in halves, the second long after the first:
+// at a 4,096-token context that kernel streamed V at 17 GB/s where the scores kernel reads K at
+// 26 (this one: 24; cpu_backend_bench --benchmark_filter=AttentionPairKernelStream).
+constexpr int64_t kContextChunk = 64;
+constexpr int64_t kContextPassChannels = 64;
+constexpr int64_t kMaxPasses = 16;  // accumulators kept for up to 1,024 channels at a time
+
+// Channels [c0, c0 + 64 * passes) of both contexts, passes <= kMaxPasses.
+void ContextPairChannels(const int32_t* pa, const int32_t* pb, const int8_t* v, int64_t n_slots,
+                         int64_t d, int64_t d4, int64_t c0, int64_t passes, int64_t pf,
+                         int64_t* ctx_a, int64_t* ctx_b) {
+  // Per pass: [lo_a, hi_a, lo_b, hi_b] x 4 blocks x 16 int32 lanes.
+  alignas(64) int32_t acc[kMaxPasses][4 * 4 * 16];
+  __builtin_memset(acc, 0, static_cast<size_t>(passes) * sizeof(acc[0]));
+  auto pass_blocks = [&](int64_t j0) { return ((d4 - j0 < 64 ? d4 - j0 : 64) + 15) / 16; };
+  for (int64_t first = 0; first < n_slots; first += kContextChunk) {
+    const int64_t chunk_end = first + kContextChunk < n_slots ? first + kContextChunk : n_slots;
+    for (int64_t pass = 0; pass < passes; ++pass) {
+      const int64_t j0 = c0 + pass * kContextPassChannels;
+      const int64_t blocks = pass_blocks(j0);
+      const int64_t chans = d4 - j0 < 64 ? d4 - j0 : 64;           // a multiple of 4
+      const int64_t tail_bytes = 4 * (chans - 16 * (blocks - 1));  // 16..64
+      const __mmask64 last = tail_bytes >= 64 ? ~__mmask64{0} : (__mmask64{1} << tail_bytes) - 1;
+      const bool row_prefetch = pf > 0 && pass == 0;
+      int32_t* a = acc[pass];
+      switch (blocks) {
+        case 1:
+          ContextPairBlocks<1>(pa, pb, v, first, chunk_end, n_slots, d4, j0, last, pf, row_prefetch,
+                               a);
+          break;
+        case 2:
+          ContextPairBlocks<2>(pa, pb, v, first, chunk_end, n_slots, d4, j0, last, pf, row_prefetch,
+                               a);
+          break;
+        case 3:
+          ContextPairBlocks<3>(pa, pb, v, first, chunk_end, n_slots, d4, j0, last, pf, row_prefetch,
+                               a);
+          break;
+        default:
+          ContextPairBlocks<4>(pa, pb, v, first, chunk_end, n_slots, d4, j0, last, pf, row_prefetch,
+                               a);
+          break;
+      }
+    }
+  }
+  for (int64_t pass = 0; pass < passes; ++pass) {
+    const int64_t j0 = c0 + pass * kContextPassChannels;
+    const int64_t blocks = pass_blocks(j0);
+    const int32_t* a = acc[pass];
+    for (int64_t i = 0; i < blocks && j0 + 16 * i < d; ++i) {
+      WidenContext(a + 16 * i, a + 16 * (blocks + i), j0 + 16 * i, d, ctx_a);
+      WidenContext(a + 16 * (2 * blocks + i), a + 16 * (3 * blocks + i), j0 + 16 * i, d, ctx_b);
+    }
   }
 }
 
 void ContextPairAvx512(const int32_t* pa, const int32_t* pb, const int8_t* v, int64_t n_slots,
                        int64_t d, int64_t d4, int64_t pf, int64_t* ctx_a, int64_t* ctx_b) {
-  // Up to 4 blocks of 16 channels (64 channels, 16 accumulators) per pass over the slots.
-  for (int64_t j0 = 0; j0 < d4; j0 += 64) {
-    const int64_t chans = d4 - j0 < 64 ? d4 - j0 : 64;  // a multiple of 4
-    const int64_t blocks = (chans + 15) / 16;
-    const int64_t tail_bytes = 4 * (chans - 16 * (blocks - 1));  // 16..64
-    const __mmask64 last = tail_bytes >= 64 ? ~__mmask64{0} : (__mmask64{1} << tail_bytes) - 1;
-    switch (blocks) {
-      case 1:
-        ContextPairBlocks<1>(pa, pb, v, n_slots, d4, j0, last, pf, ctx_a, ctx_b, d);
-        break;
-      case 2:
-        ContextPairBlocks<2>(pa, pb, v, n_slots, d4, j0, last, pf, ctx_a, ctx_b, d);
-        break;
-      case 3:
-        ContextPairBlocks<3>(pa, pb, v, n_slots, d4, j0, last, pf, ctx_a, ctx_b, d);
-        break;
-      default:
-        ContextPairBlocks<4>(pa, pb, v, n_slots, d4, j0, last, pf, ctx_a, ctx_b, d);
-        break;
-    }
+  const int64_t passes = (d4 + kContextPassChannels - 1) / kContextPassChannels;
+  for (int64_t pass = 0; pass < passes; pass += kMaxPasses) {
+    ContextPairChannels(pa, pb, v, n_slots, d, d4, pass * kContextPassChannels,
+                        passes - pass < kMaxPasses ? passes - pass : kMaxPasses, pf, ctx_a, ctx_b);
   }
 }
 

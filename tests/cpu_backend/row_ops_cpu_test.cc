@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "engine/backends/attention_i8_cpu.h"
 #include "engine/backends/cpu_divide.h"
 #include "engine/backends/cpu_row_ops.h"
 #include "engine/backends/row_kernels_cpu.h"
@@ -401,8 +402,9 @@ TEST_P(RowOpsCpu, Attend) {
 // one member's scale is wrapped (that pair leaves the fast path).
 TEST_P(RowOpsCpu, AttendGroup) {
   test::TestRng rng(31);
-  for (int64_t head_dim : {2, 6, 64, 128, 130}) {
-    for (int64_t slots : {1, 3, 4, 16, 17, 63, 100, 577}) {
+  for (int64_t head_dim : {2, 6, 64, 128, 130, 256}) {
+    // Around the context kernel's 64-slot chunks too.
+    for (int64_t slots : {1, 3, 4, 16, 17, 63, 64, 65, 100, 129, 577}) {
       RandomKv kv(head_dim, slots + 5, rng);
       for (int64_t queries : {1, 2, 3, 4, 5}) {
         for (bool wrapped : {false, true}) {
@@ -440,6 +442,43 @@ TEST_P(RowOpsCpu, AttendGroup) {
                   << "ctx d " << head_dim << " slots " << slots << " query " << i << "/" << queries;
             }
           }
+        }
+      }
+    }
+  }
+}
+
+// The pair context kernel alone, where the level has one, against the sum it defines, over
+// head dimensions beyond what CpuRowOps sends it (1,100 channels: more than the kernel keeps
+// accumulators for at once), probabilities at both ends of their range, 64-slot chunk edges.
+TEST_P(RowOpsCpu, ContextPairKernel) {
+  const AttentionI8Kernel& kernel = AttentionI8KernelFor(GetParam());
+  if (kernel.context_pair == nullptr) GTEST_SKIP() << "this level has no pair kernels";
+  test::TestRng rng(37);
+  for (int64_t head_dim : {4, 64, 100, 128, 1100}) {
+    for (int64_t slots : {1, 5, 64, 65, 129, 300}) {
+      RandomKv kv(head_dim, slots + 3, rng);
+      // 0 <= p <= 2^14 and sum p < 2^23 (the kernel's preconditions).
+      std::vector<int32_t> pa(static_cast<size_t>(slots)), pb(pa);
+      for (size_t s = 0; s < pa.size(); ++s) {
+        pa[s] = static_cast<int32_t>(rng.Uniform(0, 3) == 0 ? 1 << 14 : rng.Uniform(0, 1 << 14));
+        pb[s] = static_cast<int32_t>(rng.Uniform(0, 1) == 0 ? 0 : rng.Uniform(0, 255));
+      }
+      for (int64_t pf : {int64_t{0}, int64_t{2048}}) {
+        std::vector<int64_t> ca(static_cast<size_t>(head_dim), -1), cb(ca);
+        kernel.context_pair(pa.data(), pb.data(), kv.view.v, slots, head_dim, kv.d4, pf, ca.data(),
+                            cb.data());
+        for (int64_t j = 0; j < head_dim; ++j) {
+          int64_t want_a = 0, want_b = 0;
+          for (int64_t s = 0; s < slots; ++s) {
+            const int64_t v = kv.v[static_cast<size_t>(KvVOffset(s, j, kv.d4))];
+            want_a += pa[static_cast<size_t>(s)] * v;
+            want_b += pb[static_cast<size_t>(s)] * v;
+          }
+          ASSERT_EQ(ca[static_cast<size_t>(j)], want_a)
+              << "d " << head_dim << " slots " << slots << " channel " << j;
+          ASSERT_EQ(cb[static_cast<size_t>(j)], want_b)
+              << "d " << head_dim << " slots " << slots << " channel " << j;
         }
       }
     }

@@ -1,0 +1,115 @@
+// Grouped-query attention at long contexts as batch-8 decode runs it: one work item is a (row,
+// KV head) with its two query heads (the 0.6B model's group), over 4,096 slots of K/V bytes
+// that no cache holds, split over the backend's threads. "bytes_per_second" is the K/V bytes
+// read: compare it with the GEMM's weight stream and the read probe (matmul_i8_bench.cc).
+//   cpu_backend_bench --benchmark_filter=AttendGroupStream
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+#include "engine/backends/attention_i8_cpu.h"
+#include "engine/backends/cpu_backend.h"
+
+namespace dv {
+namespace {
+
+void BM_AttendGroupStream(benchmark::State& state) {
+  const int64_t slots = state.range(0);
+  const int threads = static_cast<int>(state.range(1));
+  auto backend = MakeCpuBackend({threads, std::nullopt, true, std::nullopt, true});
+  constexpr int64_t d = 128, group = 2;
+  const int64_t head_bytes = KvPaddedSlots(slots) * d;  // K or V of one (row, KV head)
+  // At least 512 MiB of K and V together: every pass reads from memory, as decode does.
+  const int64_t heads = (int64_t{512} << 20) / (2 * head_bytes) + 1;
+  auto storage = backend->AllocateKvStorage(static_cast<size_t>(2 * heads * head_bytes));
+  auto* kv = reinterpret_cast<int8_t*>(storage->data());
+  for (int64_t i = 0; i < 2 * heads * head_bytes; ++i)
+    kv[i] = static_cast<int8_t>(i * 2654435761u >> 13);
+  std::vector<int8_t> q(group * d);
+  for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<int8_t>(i * 37 + 11);
+  const Dyadic scales[group] = {{40000, 36}, {41000, 36}};
+  struct Scratch {
+    std::vector<int32_t> scores, probs;
+    std::vector<int64_t> exps, ctx, tpos;
+  };
+  std::vector<Scratch> scratch(static_cast<size_t>(backend->NumThreads()));
+  for (Scratch& s : scratch) {
+    s.scores.resize(static_cast<size_t>(group * slots));
+    s.probs.resize(s.scores.size());
+    s.exps.resize(s.scores.size());
+    s.ctx.resize(group * d);
+    s.tpos.resize(group);
+  }
+  const RowOps& ops = backend->row_ops();
+  for (auto _ : state) {
+    backend->ParallelFor(heads, [&](int64_t begin, int64_t end, int thread) {
+      Scratch& s = scratch[static_cast<size_t>(thread)];
+      for (int64_t h = begin; h < end; ++h) {
+        const KvHeadView view{kv + 2 * h * head_bytes, kv + (2 * h + 1) * head_bytes, d};
+        ops.AttendGroup(group, q.data(), view, slots, scales, slots, s.scores.data(), s.exps.data(),
+                        s.probs.data(), s.ctx.data(), s.tpos.data());
+      }
+    });
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * heads * 2 * KvPaddedSlots(slots) * d);
+}
+BENCHMARK(BM_AttendGroupStream)
+    ->ArgsProduct({{576, 4096}, {1, 2}})
+    ->ArgNames({"slots", "threads"})
+    ->UseRealTime();
+
+// The two kernels of AttendGroup alone, over as many K (or V) bytes: the best ISA level's
+// scores_pair, and its context_pair with fixed probabilities. "bytes_per_second" is the K (or V)
+// bytes read.
+void BM_AttentionPairKernelStream(benchmark::State& state) {
+  const bool context = state.range(0) != 0;
+  const int threads = static_cast<int>(state.range(1));
+  constexpr int64_t slots = 4096, d = 128;
+  auto backend = MakeCpuBackend({threads, std::nullopt, true, std::nullopt, true});
+  const AttentionI8Kernel& kernel = AttentionI8KernelFor(CpuIsaFromEnvironment());
+  if (kernel.scores_pair == nullptr || kernel.context_pair == nullptr) {
+    return state.SkipWithError("this ISA level has no pair kernels");
+  }
+  const int64_t head_bytes = KvPaddedSlots(slots) * d;
+  const int64_t heads = (int64_t{512} << 20) / head_bytes + 1;
+  auto storage = backend->AllocateKvStorage(static_cast<size_t>(heads * head_bytes));
+  auto* kv = reinterpret_cast<int8_t*>(storage->data());
+  for (int64_t i = 0; i < heads * head_bytes; ++i)
+    kv[i] = static_cast<int8_t>(i * 2654435761u >> 13);
+  std::vector<int8_t> q(2 * d);
+  for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<int8_t>(i * 37 + 11);
+  std::vector<int32_t> probs(2 * slots);
+  for (size_t i = 0; i < probs.size(); ++i)
+    probs[i] = static_cast<int32_t>(i * 7 % 4);  // sum < 2^23
+  struct Scratch {
+    std::vector<int32_t> scores = std::vector<int32_t>(2 * slots);
+    std::vector<int64_t> ctx = std::vector<int64_t>(2 * d);
+  };
+  std::vector<Scratch> scratch(static_cast<size_t>(backend->NumThreads()));
+  const int64_t pf = 2048;
+  for (auto _ : state) {
+    backend->ParallelFor(heads, [&](int64_t begin, int64_t end, int thread) {
+      Scratch& s = scratch[static_cast<size_t>(thread)];
+      for (int64_t h = begin; h < end; ++h) {
+        const int8_t* head = kv + h * head_bytes;
+        if (context) {
+          kernel.context_pair(probs.data(), probs.data() + slots, head, slots, d, d, pf,
+                              s.ctx.data(), s.ctx.data() + d);
+        } else {
+          kernel.scores_pair(q.data(), q.data() + d, head, slots, d, pf, s.scores.data(),
+                             s.scores.data() + slots);
+        }
+      }
+    });
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * heads * head_bytes);
+}
+BENCHMARK(BM_AttentionPairKernelStream)
+    ->ArgsProduct({{0, 1}, {1, 2}})
+    ->ArgNames({"context", "threads"})
+    ->UseRealTime();
+
+}  // namespace
+}  // namespace dv
