@@ -123,32 +123,11 @@ void ContextAvx512(const int32_t* p, const int8_t* v, int64_t n_slots, int64_t d
     const int64_t blocks = (chans + 15) / 16;
     const int64_t tail_bytes = 4 * (chans - 16 * (blocks - 1));  // 16..64
     const __mmask64 last = tail_bytes >= 64 ? ~__mmask64{0} : (__mmask64{1} << tail_bytes) - 1;
-    switch (blocks) {
-      case 1:
-        ContextBlocks<1>(p, v, n_slots, d4, j0, last, ctx, d);
-        break;
-      case 2:
-        ContextBlocks<2>(p, v, n_slots, d4, j0, last, ctx, d);
-        break;
-      case 3:
-        ContextBlocks<3>(p, v, n_slots, d4, j0, last, ctx, d);
-        break;
-      case 4:
-        ContextBlocks<4>(p, v, n_slots, d4, j0, last, ctx, d);
-        break;
-      case 5:
-        ContextBlocks<5>(p, v, n_slots, d4, j0, last, ctx, d);
-        break;
-      case 6:
-        ContextBlocks<6>(p, v, n_slots, d4, j0, last, ctx, d);
-        break;
-      case 7:
-        ContextBlocks<7>(p, v, n_slots, d4, j0, last, ctx, d);
-        break;
-      default:
-        ContextBlocks<8>(p, v, n_slots, d4, j0, last, ctx, d);
-        break;
-    }
+    // One instance per block count (a template argument fixes the accumulators in registers).
+    constexpr decltype(&ContextBlocks<1>) kByBlocks[] = {
+        &ContextBlocks<1>, &ContextBlocks<2>, &ContextBlocks<3>, &ContextBlocks<4>,
+        &ContextBlocks<5>, &ContextBlocks<6>, &ContextBlocks<7>, &ContextBlocks<8>};
+    kByBlocks[blocks - 1](p, v, n_slots, d4, j0, last, ctx, d);
   }
 }
 
@@ -314,25 +293,11 @@ void ContextPairChannels(const int32_t* pa, const int32_t* pb, const int8_t* v, 
       const int64_t tail_bytes = 4 * (chans - 16 * (blocks - 1));  // 16..64
       const __mmask64 last = tail_bytes >= 64 ? ~__mmask64{0} : (__mmask64{1} << tail_bytes) - 1;
       const bool row_prefetch = pf > 0 && pass == 0;
-      int32_t* a = acc[pass];
-      switch (blocks) {
-        case 1:
-          ContextPairBlocks<1>(pa, pb, v, first, chunk_end, n_slots, d4, j0, last, pf, row_prefetch,
-                               a);
-          break;
-        case 2:
-          ContextPairBlocks<2>(pa, pb, v, first, chunk_end, n_slots, d4, j0, last, pf, row_prefetch,
-                               a);
-          break;
-        case 3:
-          ContextPairBlocks<3>(pa, pb, v, first, chunk_end, n_slots, d4, j0, last, pf, row_prefetch,
-                               a);
-          break;
-        default:
-          ContextPairBlocks<4>(pa, pb, v, first, chunk_end, n_slots, d4, j0, last, pf, row_prefetch,
-                               a);
-          break;
-      }
+      constexpr decltype(&ContextPairBlocks<1>) kByBlocks[] = {
+          &ContextPairBlocks<1>, &ContextPairBlocks<2>, &ContextPairBlocks<3>,
+          &ContextPairBlocks<4>};
+      kByBlocks[blocks - 1](pa, pb, v, first, chunk_end, n_slots, d4, j0, last, pf, row_prefetch,
+                            acc[pass]);
     }
   }
   for (int64_t pass = 0; pass < passes; ++pass) {
