@@ -82,8 +82,149 @@ void ContextAvx2(const int32_t* p, const int8_t* v, int64_t n_slots, int64_t d, 
   }
 }
 
+// Two queries, one pass over K (grouped-query attention): each K vector is loaded and widened
+// once for both queries' vpmaddwd, and K is prefetched `pf` bytes ahead, into L2, as the AVX-512
+// kernel does.
+void ScoresPairAvx2(const int8_t* qa, const int8_t* qb, const int8_t* k, int64_t n_slots,
+                    int64_t d4, int64_t pf, int32_t* scores_a, int32_t* scores_b) {
+  for (int64_t block = 0; block * 16 < n_slots; ++block) {
+    const int8_t* kb = k + block * 16 * d4;
+    __m256i acc_a[4], acc_b[4];
+    for (int i = 0; i < 4; ++i) acc_a[i] = acc_b[i] = _mm256_setzero_si256();
+    for (int64_t g = 0; g < d4 / 4; ++g) {
+      const int8_t* kg = kb + g * 64;
+      if (pf > 0) _mm_prefetch(reinterpret_cast<const char*>(kg + pf), _MM_HINT_T1);
+      const __m256i q_a = _mm256_cvtepi8_epi16(_mm_set1_epi32(Load4(qa + 4 * g)));
+      const __m256i q_b = _mm256_cvtepi8_epi16(_mm_set1_epi32(Load4(qb + 4 * g)));
+#pragma GCC unroll 4
+      for (int i = 0; i < 4; ++i) {
+        const __m256i kk =
+            _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kg + 16 * i)));
+        acc_a[i] = _mm256_add_epi32(acc_a[i], _mm256_madd_epi16(kk, q_a));
+        acc_b[i] = _mm256_add_epi32(acc_b[i], _mm256_madd_epi16(kk, q_b));
+      }
+    }
+    alignas(32) int32_t out_a[16], out_b[16];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out_a), PairSums(acc_a[0], acc_a[1]));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out_a + 8), PairSums(acc_a[2], acc_a[3]));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out_b), PairSums(acc_b[0], acc_b[1]));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out_b + 8), PairSums(acc_b[2], acc_b[3]));
+    const int64_t first = block * 16;
+    const int64_t count = n_slots - first < 16 ? n_slots - first : 16;
+    for (int64_t s = 0; s < count; ++s) {
+      scores_a[first + s] = out_a[s];
+      scores_b[first + s] = out_b[s];
+    }
+  }
+}
+
+// (p[first .. first+3]) as int16, zero past n_slots, repeated across the register.
+inline __m256i ProbQuad(const int32_t* p, int64_t first, int64_t n_slots) {
+  alignas(16) int32_t p4[4] = {0, 0, 0, 0};
+  for (int64_t i = 0; i < 4 && first + i < n_slots; ++i) p4[i] = p[first + i];
+  const __m128i p32 = _mm_load_si128(reinterpret_cast<const __m128i*>(p4));
+  return _mm256_broadcastq_epi64(_mm_packs_epi32(p32, p32));  // p <= 2^14 fits int16
+}
+
+// The pair context in chunks of kPairChunk slots: each chunk once per 16-channel pass (8
+// accumulators: 4 per query), the sums kept in acc between chunks, so V streams from memory once,
+// a whole 4-slot row at a time (the first pass prefetches all of it), and the later passes find
+// the chunk's rows in L1 (32 slots of a 128-channel head: 16 KiB). One pass per 16 channels over
+// all slots, as the single-query kernel runs, reads one line of every eight at a time.
+constexpr int64_t kPairChunk = 32;
+constexpr int64_t kPairPasses = 64;  // 1,024 channels' accumulators at a time
+
+// One pass: channels [j0, j0 + 4 * kGroups) of the slot quads [0, quads) of a chunk starting at
+// row v, with their probabilities p_a/p_b (ProbQuad), added to acc ([a0..a3, b0..b3] x 8 lanes).
+template <int kGroups>
+void ContextPairPass(const __m256i* p_a, const __m256i* p_b, const int8_t* v, int64_t quads,
+                     int64_t d4, int64_t j0, int64_t pf, int32_t* acc) {
+  constexpr size_t kG = kGroups;
+  __m256i sum_a[kG], sum_b[kG];
+#pragma GCC unroll 4
+  for (size_t i = 0; i < kG; ++i) {
+    sum_a[i] = _mm256_load_si256(reinterpret_cast<const __m256i*>(acc + 8 * i));
+    sum_b[i] = _mm256_load_si256(reinterpret_cast<const __m256i*>(acc + 32 + 8 * i));
+  }
+  const int64_t row_bytes = 4 * d4;
+  for (int64_t q = 0; q < quads; ++q) {
+    const int8_t* row = v + q * row_bytes;
+    if (pf > 0) {
+      for (int64_t line = 0; line < row_bytes; line += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(row + pf + line), _MM_HINT_T1);
+      }
+    }
+    const int8_t* vg = row + 4 * j0;
+#pragma GCC unroll 4
+    for (size_t i = 0; i < kG; ++i) {
+      const __m256i vv =
+          _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(vg + 16 * i)));
+      sum_a[i] = _mm256_add_epi32(sum_a[i], _mm256_madd_epi16(vv, p_a[q]));
+      sum_b[i] = _mm256_add_epi32(sum_b[i], _mm256_madd_epi16(vv, p_b[q]));
+    }
+  }
+#pragma GCC unroll 4
+  for (size_t i = 0; i < kG; ++i) {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(acc + 8 * i), sum_a[i]);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(acc + 32 + 8 * i), sum_b[i]);
+  }
+}
+
+void ContextPairChannels(const int32_t* pa, const int32_t* pb, const int8_t* v, int64_t n_slots,
+                         int64_t d, int64_t d4, int64_t c0, int64_t passes, int64_t pf,
+                         int64_t* ctx_a, int64_t* ctx_b) {
+  alignas(32) int32_t acc[kPairPasses][8 * 8];  // per pass: [a0..a3, b0..b3] x 8 int32 lanes
+  __builtin_memset(acc, 0, static_cast<size_t>(passes) * sizeof(acc[0]));
+  constexpr decltype(&ContextPairPass<1>) kByGroups[] = {&ContextPairPass<1>, &ContextPairPass<2>,
+                                                         &ContextPairPass<3>, &ContextPairPass<4>};
+  for (int64_t first = 0; first < n_slots; first += kPairChunk) {
+    const int64_t quads = ((first + kPairChunk < n_slots ? kPairChunk : n_slots - first) + 3) / 4;
+    __m256i p_a[kPairChunk / 4], p_b[kPairChunk / 4];
+    for (int64_t q = 0; q < quads; ++q) {
+      p_a[q] = ProbQuad(pa, first + 4 * q, n_slots);
+      p_b[q] = ProbQuad(pb, first + 4 * q, n_slots);
+    }
+    for (int64_t pass = 0; pass < passes; ++pass) {
+      const int64_t j0 = c0 + 16 * pass;
+      const int64_t groups = (d4 - j0 < 16 ? d4 - j0 : 16) / 4;  // 4 channels x 4 slots each
+      kByGroups[groups - 1](p_a, p_b, v + first * d4, quads, d4, j0, pass == 0 ? pf : 0, acc[pass]);
+    }
+  }
+  for (int64_t pass = 0; pass < passes; ++pass) {
+    const int64_t j0 = c0 + 16 * pass;
+    const int32_t* a = acc[pass];
+    alignas(32) int32_t out[2][16];
+    for (int q = 0; q < 2; ++q) {
+      const auto* s = reinterpret_cast<const __m256i*>(a + 32 * q);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out[q]),
+                         PairSums(_mm256_load_si256(s), _mm256_load_si256(s + 1)));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out[q] + 8),
+                         PairSums(_mm256_load_si256(s + 2), _mm256_load_si256(s + 3)));
+    }
+    for (int64_t j = j0; j < d && j < j0 + 16; ++j) {
+      ctx_a[j] = out[0][j - j0];
+      ctx_b[j] = out[1][j - j0];
+    }
+  }
+}
+
+void ContextPairAvx2(const int32_t* pa, const int32_t* pb, const int8_t* v, int64_t n_slots,
+                     int64_t d, int64_t d4, int64_t pf, int64_t* ctx_a, int64_t* ctx_b) {
+  const int64_t passes = (d4 + 15) / 16;
+  for (int64_t pass = 0; pass < passes; pass += kPairPasses) {
+    ContextPairChannels(pa, pb, v, n_slots, d, d4, 16 * pass,
+                        passes - pass < kPairPasses ? passes - pass : kPairPasses, pf, ctx_a,
+                        ctx_b);
+  }
+}
+
 constexpr AttentionI8Kernel kAvx2Kernel = {
-    .isa = CpuIsa::kAvx2, .scores = &ScoresAvx2, .context = &ContextAvx2};
+    .isa = CpuIsa::kAvx2,
+    .scores = &ScoresAvx2,
+    .context = &ContextAvx2,
+    .scores_pair = &ScoresPairAvx2,
+    .context_pair = &ContextPairAvx2,
+};
 
 }  // namespace
 
