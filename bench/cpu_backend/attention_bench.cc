@@ -1,7 +1,8 @@
 // Grouped-query attention at long contexts as batch-8 decode runs it: one work item is a (row,
-// KV head) with its two query heads (the 0.6B model's group), over 4,096 slots of K/V bytes
-// that no cache holds, split over the backend's threads. "bytes_per_second" is the K/V bytes
-// read: compare it with the GEMM's weight stream and the read probe (matmul_i8_bench.cc).
+// KV head) with its query heads (two: the 0.6B model's group; one: a model without grouping, the
+// single-query kernels), over K/V bytes that no cache holds, split over the backend's threads.
+// "bytes_per_second" is the K/V bytes read: compare it with the GEMM's weight stream and the read
+// probe (matmul_i8_bench.cc).
 //   cpu_backend_bench --benchmark_filter=AttendGroupStream
 #include <benchmark/benchmark.h>
 
@@ -17,7 +18,8 @@ void BM_AttendGroupStream(benchmark::State& state) {
   const int64_t slots = state.range(0);
   const int threads = static_cast<int>(state.range(1));
   auto backend = MakeCpuBackend({threads, std::nullopt, true, std::nullopt, true});
-  constexpr int64_t d = 128, group = 2;
+  const int64_t group = state.range(2);
+  constexpr int64_t d = 128;
   const int64_t head_bytes = KvPaddedSlots(slots) * d;  // K or V of one (row, KV head)
   // At least 512 MiB of K and V together: every pass reads from memory, as decode does.
   const int64_t heads = (int64_t{512} << 20) / (2 * head_bytes) + 1;
@@ -25,9 +27,9 @@ void BM_AttendGroupStream(benchmark::State& state) {
   auto* kv = reinterpret_cast<int8_t*>(storage->data());
   for (int64_t i = 0; i < 2 * heads * head_bytes; ++i)
     kv[i] = static_cast<int8_t>(i * 2654435761u >> 13);
-  std::vector<int8_t> q(group * d);
+  std::vector<int8_t> q(static_cast<size_t>(group * d));
   for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<int8_t>(i * 37 + 11);
-  const Dyadic scales[group] = {{40000, 36}, {41000, 36}};
+  const Dyadic scales[2] = {{40000, 36}, {41000, 36}};
   struct Scratch {
     std::vector<int32_t> scores, probs;
     std::vector<int64_t> exps, ctx, tpos;
@@ -37,8 +39,8 @@ void BM_AttendGroupStream(benchmark::State& state) {
     s.scores.resize(static_cast<size_t>(group * slots));
     s.probs.resize(s.scores.size());
     s.exps.resize(s.scores.size());
-    s.ctx.resize(group * d);
-    s.tpos.resize(group);
+    s.ctx.resize(static_cast<size_t>(group * d));
+    s.tpos.resize(static_cast<size_t>(group));
   }
   const RowOps& ops = backend->row_ops();
   for (auto _ : state) {
@@ -55,8 +57,9 @@ void BM_AttendGroupStream(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * heads * 2 * KvPaddedSlots(slots) * d);
 }
 BENCHMARK(BM_AttendGroupStream)
-    ->ArgsProduct({{576, 4096}, {1, 2}})
-    ->ArgNames({"slots", "threads"})
+    ->ArgsProduct({{576, 4096}, {1, 2}, {2}})
+    ->Args({4096, 2, 1})
+    ->ArgNames({"slots", "threads", "group"})
     ->UseRealTime();
 
 // The two kernels of AttendGroup alone, over as many K (or V) bytes: the best ISA level's

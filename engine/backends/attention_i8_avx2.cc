@@ -48,40 +48,6 @@ void ScoresAvx2(const int8_t* q8, const int8_t* k, int64_t n_slots, int64_t d4, 
   }
 }
 
-// Channels [j0, j0 + 16) of the context (the caller masks channels >= d).
-void ContextChunk(const int32_t* p, const int8_t* v, int64_t n_slots, int64_t d4, int64_t j0,
-                  int64_t* out16) {
-  __m256i acc[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
-                    _mm256_setzero_si256()};
-  const int64_t chans = d4 - j0 < 16 ? d4 - j0 : 16;  // a multiple of 4
-  for (int64_t first = 0; first < n_slots; first += 4) {
-    alignas(16) int32_t p4[4] = {0, 0, 0, 0};
-    for (int64_t i = 0; i < 4 && first + i < n_slots; ++i) p4[i] = p[first + i];
-    // (p0, p1, p2, p3) as int16, repeated: p <= 2^14 fits.
-    const __m128i p32 = _mm_load_si128(reinterpret_cast<const __m128i*>(p4));
-    const __m256i pp = _mm256_broadcastq_epi64(_mm_packs_epi32(p32, p32));
-    const int8_t* vg = v + first * d4 + 4 * j0;
-    for (int64_t i = 0; i < chans / 4; ++i) {
-      const __m256i vv =
-          _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(vg + 16 * i)));
-      acc[i] = _mm256_add_epi32(acc[i], _mm256_madd_epi16(vv, pp));
-    }
-  }
-  alignas(32) int32_t sums[16];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(sums), PairSums(acc[0], acc[1]));
-  _mm256_store_si256(reinterpret_cast<__m256i*>(sums + 8), PairSums(acc[2], acc[3]));
-  for (int i = 0; i < 16; ++i) out16[i] = sums[i];
-}
-
-void ContextAvx2(const int32_t* p, const int8_t* v, int64_t n_slots, int64_t d, int64_t d4,
-                 int64_t* ctx) {
-  for (int64_t j0 = 0; j0 < d; j0 += 16) {
-    int64_t chunk[16];
-    ContextChunk(p, v, n_slots, d4, j0, chunk);
-    for (int64_t j = j0; j < d && j < j0 + 16; ++j) ctx[j] = chunk[j - j0];
-  }
-}
-
 // Two queries, one pass over K (grouped-query attention): each K vector is loaded and widened
 // once for both queries' vpmaddwd, and K is prefetched `pf` bytes ahead, into L2, as the AVX-512
 // kernel does.
@@ -126,25 +92,29 @@ inline __m256i ProbQuad(const int32_t* p, int64_t first, int64_t n_slots) {
   return _mm256_broadcastq_epi64(_mm_packs_epi32(p32, p32));  // p <= 2^14 fits int16
 }
 
-// The pair context in chunks of kPairChunk slots: each chunk once per 16-channel pass (8
-// accumulators: 4 per query), the sums kept in acc between chunks, so V streams from memory once,
-// a whole 4-slot row at a time (the first pass prefetches all of it), and the later passes find
-// the chunk's rows in L1 (32 slots of a 128-channel head: 16 KiB). One pass per 16 channels over
-// all slots, as the single-query kernel runs, reads one line of every eight at a time.
+// The context (one query, or a pair sharing the KV head) in chunks of kPairChunk slots: each
+// chunk once per 16-channel pass (4 accumulators per query), the sums kept in acc between
+// chunks, so V streams from memory once, a whole 4-slot row at a time (with a prefetch distance,
+// the first pass prefetches all of it), and the later passes find the chunk's rows in L1 (32
+// slots of a 128-channel head: 16 KiB). One pass per 16 channels over all slots, as this kernel
+// ran before, read one line of every eight at a time.
 constexpr int64_t kPairChunk = 32;
 constexpr int64_t kPairPasses = 64;  // 1,024 channels' accumulators at a time
 
 // One pass: channels [j0, j0 + 4 * kGroups) of the slot quads [0, quads) of a chunk starting at
-// row v, with their probabilities p_a/p_b (ProbQuad), added to acc ([a0..a3, b0..b3] x 8 lanes).
-template <int kGroups>
-void ContextPairPass(const __m256i* p_a, const __m256i* p_b, const int8_t* v, int64_t quads,
-                     int64_t d4, int64_t j0, int64_t pf, int32_t* acc) {
-  constexpr size_t kG = kGroups;
-  __m256i sum_a[kG], sum_b[kG];
+// row v, for kQueries (1 or 2) queries with their probabilities p[query][quad] (ProbQuad), added
+// to acc ([query][group] x 8 lanes).
+template <int kGroups, int kQueries>
+void ContextPass(const __m256i (*p)[kPairChunk / 4], const int8_t* v, int64_t quads, int64_t d4,
+                 int64_t j0, int64_t pf, int32_t* acc) {
+  constexpr size_t kG = kGroups, kQ = kQueries;
+  __m256i sum[kQ][kG];
 #pragma GCC unroll 4
   for (size_t i = 0; i < kG; ++i) {
-    sum_a[i] = _mm256_load_si256(reinterpret_cast<const __m256i*>(acc + 8 * i));
-    sum_b[i] = _mm256_load_si256(reinterpret_cast<const __m256i*>(acc + 32 + 8 * i));
+#pragma GCC unroll 2
+    for (size_t x = 0; x < kQ; ++x) {
+      sum[x][i] = _mm256_load_si256(reinterpret_cast<const __m256i*>(acc + 32 * x + 8 * i));
+    }
   }
   const int64_t row_bytes = 4 * d4;
   for (int64_t q = 0; q < quads; ++q) {
@@ -159,63 +129,77 @@ void ContextPairPass(const __m256i* p_a, const __m256i* p_b, const int8_t* v, in
     for (size_t i = 0; i < kG; ++i) {
       const __m256i vv =
           _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(vg + 16 * i)));
-      sum_a[i] = _mm256_add_epi32(sum_a[i], _mm256_madd_epi16(vv, p_a[q]));
-      sum_b[i] = _mm256_add_epi32(sum_b[i], _mm256_madd_epi16(vv, p_b[q]));
+#pragma GCC unroll 2
+      for (size_t x = 0; x < kQ; ++x) {
+        sum[x][i] = _mm256_add_epi32(sum[x][i], _mm256_madd_epi16(vv, p[x][q]));
+      }
     }
   }
 #pragma GCC unroll 4
   for (size_t i = 0; i < kG; ++i) {
-    _mm256_store_si256(reinterpret_cast<__m256i*>(acc + 8 * i), sum_a[i]);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(acc + 32 + 8 * i), sum_b[i]);
+#pragma GCC unroll 2
+    for (size_t x = 0; x < kQ; ++x) {
+      _mm256_store_si256(reinterpret_cast<__m256i*>(acc + 32 * x + 8 * i), sum[x][i]);
+    }
   }
 }
 
-void ContextPairChannels(const int32_t* pa, const int32_t* pb, const int8_t* v, int64_t n_slots,
-                         int64_t d, int64_t d4, int64_t c0, int64_t passes, int64_t pf,
-                         int64_t* ctx_a, int64_t* ctx_b) {
-  alignas(32) int32_t acc[kPairPasses][8 * 8];  // per pass: [a0..a3, b0..b3] x 8 int32 lanes
+// Channels [c0, c0 + 16 * passes) of the contexts of kQueries queries (probabilities p[query],
+// results ctx[query]), passes <= kPairPasses.
+template <int kQueries>
+void ContextChannels(const int32_t* const* p, const int8_t* v, int64_t n_slots, int64_t d,
+                     int64_t d4, int64_t c0, int64_t passes, int64_t pf, int64_t* const* ctx) {
+  alignas(32) int32_t acc[kPairPasses][8 * 8];  // per pass: [query][group] x 8 int32 lanes
   __builtin_memset(acc, 0, static_cast<size_t>(passes) * sizeof(acc[0]));
-  constexpr decltype(&ContextPairPass<1>) kByGroups[] = {&ContextPairPass<1>, &ContextPairPass<2>,
-                                                         &ContextPairPass<3>, &ContextPairPass<4>};
+  constexpr decltype(&ContextPass<1, kQueries>) kByGroups[] = {
+      &ContextPass<1, kQueries>, &ContextPass<2, kQueries>, &ContextPass<3, kQueries>,
+      &ContextPass<4, kQueries>};
   for (int64_t first = 0; first < n_slots; first += kPairChunk) {
     const int64_t quads = ((first + kPairChunk < n_slots ? kPairChunk : n_slots - first) + 3) / 4;
-    __m256i p_a[kPairChunk / 4], p_b[kPairChunk / 4];
-    for (int64_t q = 0; q < quads; ++q) {
-      p_a[q] = ProbQuad(pa, first + 4 * q, n_slots);
-      p_b[q] = ProbQuad(pb, first + 4 * q, n_slots);
+    __m256i probs[static_cast<size_t>(kQueries)][kPairChunk / 4];
+    for (int x = 0; x < kQueries; ++x) {
+      for (int64_t q = 0; q < quads; ++q) probs[x][q] = ProbQuad(p[x], first + 4 * q, n_slots);
     }
     for (int64_t pass = 0; pass < passes; ++pass) {
       const int64_t j0 = c0 + 16 * pass;
       const int64_t groups = (d4 - j0 < 16 ? d4 - j0 : 16) / 4;  // 4 channels x 4 slots each
-      kByGroups[groups - 1](p_a, p_b, v + first * d4, quads, d4, j0, pass == 0 ? pf : 0, acc[pass]);
+      kByGroups[groups - 1](probs, v + first * d4, quads, d4, j0, pass == 0 ? pf : 0, acc[pass]);
     }
   }
   for (int64_t pass = 0; pass < passes; ++pass) {
     const int64_t j0 = c0 + 16 * pass;
-    const int32_t* a = acc[pass];
-    alignas(32) int32_t out[2][16];
-    for (int q = 0; q < 2; ++q) {
-      const auto* s = reinterpret_cast<const __m256i*>(a + 32 * q);
-      _mm256_store_si256(reinterpret_cast<__m256i*>(out[q]),
+    for (int x = 0; x < kQueries; ++x) {
+      const auto* s = reinterpret_cast<const __m256i*>(acc[pass] + 32 * x);
+      alignas(32) int32_t out[16];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out),
                          PairSums(_mm256_load_si256(s), _mm256_load_si256(s + 1)));
-      _mm256_store_si256(reinterpret_cast<__m256i*>(out[q] + 8),
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out + 8),
                          PairSums(_mm256_load_si256(s + 2), _mm256_load_si256(s + 3)));
-    }
-    for (int64_t j = j0; j < d && j < j0 + 16; ++j) {
-      ctx_a[j] = out[0][j - j0];
-      ctx_b[j] = out[1][j - j0];
+      for (int64_t j = j0; j < d && j < j0 + 16; ++j) ctx[x][j] = out[j - j0];
     }
   }
 }
 
-void ContextPairAvx2(const int32_t* pa, const int32_t* pb, const int8_t* v, int64_t n_slots,
-                     int64_t d, int64_t d4, int64_t pf, int64_t* ctx_a, int64_t* ctx_b) {
+template <int kQueries>
+void Context(const int32_t* const* p, const int8_t* v, int64_t n_slots, int64_t d, int64_t d4,
+             int64_t pf, int64_t* const* ctx) {
   const int64_t passes = (d4 + 15) / 16;
   for (int64_t pass = 0; pass < passes; pass += kPairPasses) {
-    ContextPairChannels(pa, pb, v, n_slots, d, d4, 16 * pass,
-                        passes - pass < kPairPasses ? passes - pass : kPairPasses, pf, ctx_a,
-                        ctx_b);
+    ContextChannels<kQueries>(p, v, n_slots, d, d4, 16 * pass,
+                              passes - pass < kPairPasses ? passes - pass : kPairPasses, pf, ctx);
   }
+}
+
+void ContextAvx2(const int32_t* p, const int8_t* v, int64_t n_slots, int64_t d, int64_t d4,
+                 int64_t* ctx) {
+  Context<1>(&p, v, n_slots, d, d4, 0, &ctx);
+}
+
+void ContextPairAvx2(const int32_t* pa, const int32_t* pb, const int8_t* v, int64_t n_slots,
+                     int64_t d, int64_t d4, int64_t pf, int64_t* ctx_a, int64_t* ctx_b) {
+  const int32_t* p[2] = {pa, pb};
+  int64_t* ctx[2] = {ctx_a, ctx_b};
+  Context<2>(p, v, n_slots, d, d4, pf, ctx);
 }
 
 constexpr AttentionI8Kernel kAvx2Kernel = {

@@ -448,15 +448,15 @@ TEST_P(RowOpsCpu, AttendGroup) {
   }
 }
 
-// The pair context kernel alone, where the level has one, against the sum it defines, over
-// head dimensions beyond what CpuRowOps sends it (1,100 channels: more than the kernel keeps
-// accumulators for at once), probabilities at both ends of their range, 64-slot chunk edges.
-TEST_P(RowOpsCpu, ContextPairKernel) {
+// The context kernels alone (the pair kernel and the single-query one) against the sum they
+// define, over head dimensions beyond what CpuRowOps sends them (1,100 channels: more than the
+// kernels keep accumulators for at once), probabilities at both ends of their range, the chunk
+// edges of 32 and 64 slots.
+TEST_P(RowOpsCpu, ContextKernels) {
   const AttentionI8Kernel& kernel = AttentionI8KernelFor(GetParam());
-  if (kernel.context_pair == nullptr) GTEST_SKIP() << "this level has no pair kernels";
   test::TestRng rng(37);
   for (int64_t head_dim : {4, 64, 100, 128, 1100}) {
-    for (int64_t slots : {1, 5, 64, 65, 129, 300}) {
+    for (int64_t slots : {1, 5, 32, 33, 64, 65, 129, 300}) {
       RandomKv kv(head_dim, slots + 3, rng);
       // 0 <= p <= 2^14 and sum p < 2^23 (the kernel's preconditions).
       std::vector<int32_t> pa(static_cast<size_t>(slots)), pb(pa);
@@ -464,10 +464,15 @@ TEST_P(RowOpsCpu, ContextPairKernel) {
         pa[s] = static_cast<int32_t>(rng.Uniform(0, 3) == 0 ? 1 << 14 : rng.Uniform(0, 1 << 14));
         pb[s] = static_cast<int32_t>(rng.Uniform(0, 1) == 0 ? 0 : rng.Uniform(0, 255));
       }
-      for (int64_t pf : {int64_t{0}, int64_t{2048}}) {
+      for (int64_t pf : {int64_t{-1}, int64_t{0}, int64_t{2048}}) {
         std::vector<int64_t> ca(static_cast<size_t>(head_dim), -1), cb(ca);
-        kernel.context_pair(pa.data(), pb.data(), kv.view.v, slots, head_dim, kv.d4, pf, ca.data(),
-                            cb.data());
+        if (pf < 0) {  // the single-query kernel, once per query
+          kernel.context(pa.data(), kv.view.v, slots, head_dim, kv.d4, ca.data());
+          kernel.context(pb.data(), kv.view.v, slots, head_dim, kv.d4, cb.data());
+        } else {
+          kernel.context_pair(pa.data(), pb.data(), kv.view.v, slots, head_dim, kv.d4, pf,
+                              ca.data(), cb.data());
+        }
         for (int64_t j = 0; j < head_dim; ++j) {
           int64_t want_a = 0, want_b = 0;
           for (int64_t s = 0; s < slots; ++s) {
