@@ -92,20 +92,20 @@ inline __m256i ProbQuad(const int32_t* p, int64_t first, int64_t n_slots) {
   return _mm256_broadcastq_epi64(_mm_packs_epi32(p32, p32));  // p <= 2^14 fits int16
 }
 
-// The context (one query, or a pair sharing the KV head) in chunks of kPairChunk slots: each
+// The context (one query, or a pair sharing the KV head) in chunks of kContextChunk slots: each
 // chunk once per 16-channel pass (4 accumulators per query), the sums kept in acc between
 // chunks, so V streams from memory once, a whole 4-slot row at a time (with a prefetch distance,
 // the first pass prefetches all of it), and the later passes find the chunk's rows in L1 (32
 // slots of a 128-channel head: 16 KiB). One pass per 16 channels over all slots, as this kernel
 // ran before, read one line of every eight at a time.
-constexpr int64_t kPairChunk = 32;
-constexpr int64_t kPairPasses = 64;  // 1,024 channels' accumulators at a time
+constexpr int64_t kContextChunk = 32;
+constexpr int64_t kContextPasses = 64;  // 1,024 channels' accumulators at a time
 
 // One pass: channels [j0, j0 + 4 * kGroups) of the slot quads [0, quads) of a chunk starting at
 // row v, for kQueries (1 or 2) queries with their probabilities p[query][quad] (ProbQuad), added
 // to acc ([query][group] x 8 lanes).
 template <int kGroups, int kQueries>
-void ContextPass(const __m256i (*p)[kPairChunk / 4], const int8_t* v, int64_t quads, int64_t d4,
+void ContextPass(const __m256i (*p)[kContextChunk / 4], const int8_t* v, int64_t quads, int64_t d4,
                  int64_t j0, int64_t pf, int32_t* acc) {
   constexpr size_t kG = kGroups, kQ = kQueries;
   __m256i sum[kQ][kG];
@@ -145,18 +145,19 @@ void ContextPass(const __m256i (*p)[kPairChunk / 4], const int8_t* v, int64_t qu
 }
 
 // Channels [c0, c0 + 16 * passes) of the contexts of kQueries queries (probabilities p[query],
-// results ctx[query]), passes <= kPairPasses.
+// results ctx[query]), passes <= kContextPasses.
 template <int kQueries>
 void ContextChannels(const int32_t* const* p, const int8_t* v, int64_t n_slots, int64_t d,
                      int64_t d4, int64_t c0, int64_t passes, int64_t pf, int64_t* const* ctx) {
-  alignas(32) int32_t acc[kPairPasses][8 * 8];  // per pass: [query][group] x 8 int32 lanes
+  alignas(32) int32_t acc[kContextPasses][8 * 8];  // per pass: [query][group] x 8 int32 lanes
   __builtin_memset(acc, 0, static_cast<size_t>(passes) * sizeof(acc[0]));
   constexpr decltype(&ContextPass<1, kQueries>) kByGroups[] = {
       &ContextPass<1, kQueries>, &ContextPass<2, kQueries>, &ContextPass<3, kQueries>,
       &ContextPass<4, kQueries>};
-  for (int64_t first = 0; first < n_slots; first += kPairChunk) {
-    const int64_t quads = ((first + kPairChunk < n_slots ? kPairChunk : n_slots - first) + 3) / 4;
-    __m256i probs[static_cast<size_t>(kQueries)][kPairChunk / 4];
+  for (int64_t first = 0; first < n_slots; first += kContextChunk) {
+    const int64_t quads =
+        ((first + kContextChunk < n_slots ? kContextChunk : n_slots - first) + 3) / 4;
+    __m256i probs[static_cast<size_t>(kQueries)][kContextChunk / 4];
     for (int x = 0; x < kQueries; ++x) {
       for (int64_t q = 0; q < quads; ++q) probs[x][q] = ProbQuad(p[x], first + 4 * q, n_slots);
     }
@@ -184,9 +185,10 @@ template <int kQueries>
 void Context(const int32_t* const* p, const int8_t* v, int64_t n_slots, int64_t d, int64_t d4,
              int64_t pf, int64_t* const* ctx) {
   const int64_t passes = (d4 + 15) / 16;
-  for (int64_t pass = 0; pass < passes; pass += kPairPasses) {
+  for (int64_t pass = 0; pass < passes; pass += kContextPasses) {
     ContextChannels<kQueries>(p, v, n_slots, d, d4, 16 * pass,
-                              passes - pass < kPairPasses ? passes - pass : kPairPasses, pf, ctx);
+                              passes - pass < kContextPasses ? passes - pass : kContextPasses, pf,
+                              ctx);
   }
 }
 

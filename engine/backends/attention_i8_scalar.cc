@@ -1,4 +1,5 @@
 // Portable attention kernels (attention_i8_cpu.h): plain loops over the cache layout.
+#include <algorithm>
 #include <cstring>
 
 #include "engine/backends/attention_i8_cpu.h"
@@ -33,7 +34,8 @@ void ContextScalar(const int32_t* p, const int8_t* v, int64_t n_slots, int64_t d
                    int64_t* ctx) {
   for (int64_t j0 = 0; j0 < d; j0 += kContextRun) {
     const int64_t run = d - j0 < kContextRun ? d - j0 : kContextRun;
-    int32_t acc[kContextRun] = {};
+    int32_t acc[kContextRun];
+    std::fill_n(acc, run, 0);
     for (int64_t group = 0; group * 4 < n_slots; ++group) {
       int32_t p4[4] = {0, 0, 0, 0};
       for (int64_t i = 0; i < 4 && group * 4 + i < n_slots; ++i) p4[i] = p[group * 4 + i];
@@ -79,7 +81,9 @@ void ContextPairScalar(const int32_t* pa, const int32_t* pb, const int8_t* v, in
                        int64_t* ctx_b) {
   for (int64_t j0 = 0; j0 < d; j0 += kContextRun) {
     const int64_t run = d - j0 < kContextRun ? d - j0 : kContextRun;
-    int32_t acc_a[kContextRun] = {}, acc_b[kContextRun] = {};
+    int32_t acc_a[kContextRun], acc_b[kContextRun];
+    std::fill_n(acc_a, run, 0);
+    std::fill_n(acc_b, run, 0);
     for (int64_t group = 0; group * 4 < n_slots; ++group) {
       int32_t a4[4] = {0, 0, 0, 0}, b4[4] = {0, 0, 0, 0};
       for (int64_t i = 0; i < 4 && group * 4 + i < n_slots; ++i) {
