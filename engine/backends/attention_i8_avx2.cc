@@ -24,64 +24,55 @@ inline __m256i PairSums(__m256i a, __m256i b) {
   return _mm256_permute4x64_epi64(_mm256_hadd_epi32(a, b), 0xD8);
 }
 
-void ScoresAvx2(const int8_t* q8, const int8_t* k, int64_t n_slots, int64_t d4, int32_t* scores) {
+// scores[x][s] = q[x] . k[s] for kQueries queries (1, or a pair sharing the KV head) in one pass
+// over K: each K vector is loaded and widened once for every query's vpmaddwd, and K is
+// prefetched `pf` bytes ahead, into L2, as the AVX-512 kernel does.
+template <size_t kQueries>
+void Scores(const int8_t* const* q, const int8_t* k, int64_t n_slots, int64_t d4, int64_t pf,
+            int32_t* const* scores) {
   for (int64_t block = 0; block * 16 < n_slots; ++block) {
     const int8_t* kb = k + block * 16 * d4;
-    __m256i acc[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
-                      _mm256_setzero_si256()};
-    for (int64_t g = 0; g < d4 / 4; ++g) {
-      const __m256i q = _mm256_cvtepi8_epi16(_mm_set1_epi32(Load4(q8 + 4 * g)));
-      const int8_t* kg = kb + g * 64;
-#pragma GCC unroll 8
-      for (int i = 0; i < 4; ++i) {
-        const __m256i kk =
-            _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kg + 16 * i)));
-        acc[i] = _mm256_add_epi32(acc[i], _mm256_madd_epi16(kk, q));
-      }
+    __m256i acc[kQueries][4];
+    for (size_t x = 0; x < kQueries; ++x) {
+      for (size_t i = 0; i < 4; ++i) acc[x][i] = _mm256_setzero_si256();
     }
-    alignas(32) int32_t out[16];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out), PairSums(acc[0], acc[1]));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out + 8), PairSums(acc[2], acc[3]));
-    const int64_t first = block * 16;
-    const int64_t count = n_slots - first < 16 ? n_slots - first : 16;
-    for (int64_t s = 0; s < count; ++s) scores[first + s] = out[s];
-  }
-}
-
-// Two queries, one pass over K (grouped-query attention): each K vector is loaded and widened
-// once for both queries' vpmaddwd, and K is prefetched `pf` bytes ahead, into L2, as the AVX-512
-// kernel does.
-void ScoresPairAvx2(const int8_t* qa, const int8_t* qb, const int8_t* k, int64_t n_slots,
-                    int64_t d4, int64_t pf, int32_t* scores_a, int32_t* scores_b) {
-  for (int64_t block = 0; block * 16 < n_slots; ++block) {
-    const int8_t* kb = k + block * 16 * d4;
-    __m256i acc_a[4], acc_b[4];
-    for (int i = 0; i < 4; ++i) acc_a[i] = acc_b[i] = _mm256_setzero_si256();
     for (int64_t g = 0; g < d4 / 4; ++g) {
       const int8_t* kg = kb + g * 64;
       if (pf > 0) _mm_prefetch(reinterpret_cast<const char*>(kg + pf), _MM_HINT_T1);
-      const __m256i q_a = _mm256_cvtepi8_epi16(_mm_set1_epi32(Load4(qa + 4 * g)));
-      const __m256i q_b = _mm256_cvtepi8_epi16(_mm_set1_epi32(Load4(qb + 4 * g)));
+      __m256i qg[kQueries];
+      for (size_t x = 0; x < kQueries; ++x) {
+        qg[x] = _mm256_cvtepi8_epi16(_mm_set1_epi32(Load4(q[x] + 4 * g)));
+      }
 #pragma GCC unroll 4
-      for (int i = 0; i < 4; ++i) {
+      for (size_t i = 0; i < 4; ++i) {
         const __m256i kk =
             _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kg + 16 * i)));
-        acc_a[i] = _mm256_add_epi32(acc_a[i], _mm256_madd_epi16(kk, q_a));
-        acc_b[i] = _mm256_add_epi32(acc_b[i], _mm256_madd_epi16(kk, q_b));
+#pragma GCC unroll 2
+        for (size_t x = 0; x < kQueries; ++x) {
+          acc[x][i] = _mm256_add_epi32(acc[x][i], _mm256_madd_epi16(kk, qg[x]));
+        }
       }
     }
-    alignas(32) int32_t out_a[16], out_b[16];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out_a), PairSums(acc_a[0], acc_a[1]));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out_a + 8), PairSums(acc_a[2], acc_a[3]));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out_b), PairSums(acc_b[0], acc_b[1]));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out_b + 8), PairSums(acc_b[2], acc_b[3]));
     const int64_t first = block * 16;
     const int64_t count = n_slots - first < 16 ? n_slots - first : 16;
-    for (int64_t s = 0; s < count; ++s) {
-      scores_a[first + s] = out_a[s];
-      scores_b[first + s] = out_b[s];
+    for (size_t x = 0; x < kQueries; ++x) {
+      alignas(32) int32_t out[16];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out), PairSums(acc[x][0], acc[x][1]));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out + 8), PairSums(acc[x][2], acc[x][3]));
+      for (int64_t s = 0; s < count; ++s) scores[x][first + s] = out[s];
     }
   }
+}
+
+void ScoresAvx2(const int8_t* q8, const int8_t* k, int64_t n_slots, int64_t d4, int32_t* scores) {
+  Scores<1>(&q8, k, n_slots, d4, 0, &scores);
+}
+
+void ScoresPairAvx2(const int8_t* qa, const int8_t* qb, const int8_t* k, int64_t n_slots,
+                    int64_t d4, int64_t pf, int32_t* scores_a, int32_t* scores_b) {
+  const int8_t* q[2] = {qa, qb};
+  int32_t* scores[2] = {scores_a, scores_b};
+  Scores<2>(q, k, n_slots, d4, pf, scores);
 }
 
 // (p[first .. first+3]) as int16, zero past n_slots, repeated across the register.
