@@ -6,6 +6,7 @@
 //   cpu_backend_bench --benchmark_filter=AttendGroupStream
 #include <benchmark/benchmark.h>
 
+#include <memory>
 #include <vector>
 
 #include "engine/backends/attention_i8_cpu.h"
@@ -14,6 +15,28 @@
 namespace dv {
 namespace {
 
+// At least 512 MiB of cache bytes in units of unit_bytes, in the backend's K/V storage (huge
+// pages), filled with varied bytes: every pass over them reads from memory, as decode does.
+struct StreamedCache {
+  StreamedCache(Backend& backend, int64_t unit_bytes)
+      : units((int64_t{512} << 20) / unit_bytes + 1),
+        storage(backend.AllocateKvStorage(static_cast<size_t>(units * unit_bytes))),
+        bytes(reinterpret_cast<int8_t*>(storage->data())) {
+    for (int64_t i = 0; i < units * unit_bytes; ++i) {
+      bytes[i] = static_cast<int8_t>(i * 2654435761u >> 13);
+    }
+  }
+  int64_t units;
+  std::unique_ptr<KvStorage> storage;
+  int8_t* bytes;
+};
+
+std::vector<int8_t> Queries(int64_t n) {
+  std::vector<int8_t> q(static_cast<size_t>(n));
+  for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<int8_t>(i * 37 + 11);
+  return q;
+}
+
 void BM_AttendGroupStream(benchmark::State& state) {
   const int64_t slots = state.range(0);
   const int threads = static_cast<int>(state.range(1));
@@ -21,14 +44,10 @@ void BM_AttendGroupStream(benchmark::State& state) {
   const int64_t group = state.range(2);
   constexpr int64_t d = 128;
   const int64_t head_bytes = KvPaddedSlots(slots) * d;  // K or V of one (row, KV head)
-  // At least 512 MiB of K and V together: every pass reads from memory, as decode does.
-  const int64_t heads = (int64_t{512} << 20) / (2 * head_bytes) + 1;
-  auto storage = backend->AllocateKvStorage(static_cast<size_t>(2 * heads * head_bytes));
-  auto* kv = reinterpret_cast<int8_t*>(storage->data());
-  for (int64_t i = 0; i < 2 * heads * head_bytes; ++i)
-    kv[i] = static_cast<int8_t>(i * 2654435761u >> 13);
-  std::vector<int8_t> q(static_cast<size_t>(group * d));
-  for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<int8_t>(i * 37 + 11);
+  const StreamedCache cache(*backend, 2 * head_bytes);  // units: K and V of one head
+  const int8_t* kv = cache.bytes;
+  const int64_t heads = cache.units;
+  const std::vector<int8_t> q = Queries(group * d);
   const Dyadic scales[2] = {{40000, 36}, {41000, 36}};
   struct Scratch {
     std::vector<int32_t> scores, probs;
@@ -75,13 +94,10 @@ void BM_AttentionPairKernelStream(benchmark::State& state) {
     return state.SkipWithError("this ISA level has no pair kernels");
   }
   const int64_t head_bytes = KvPaddedSlots(slots) * d;
-  const int64_t heads = (int64_t{512} << 20) / head_bytes + 1;
-  auto storage = backend->AllocateKvStorage(static_cast<size_t>(heads * head_bytes));
-  auto* kv = reinterpret_cast<int8_t*>(storage->data());
-  for (int64_t i = 0; i < heads * head_bytes; ++i)
-    kv[i] = static_cast<int8_t>(i * 2654435761u >> 13);
-  std::vector<int8_t> q(2 * d);
-  for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<int8_t>(i * 37 + 11);
+  const StreamedCache cache(*backend, head_bytes);  // units: K (or V) of one head
+  const int8_t* kv = cache.bytes;
+  const int64_t heads = cache.units;
+  const std::vector<int8_t> q = Queries(2 * d);
   std::vector<int32_t> probs(2 * slots);
   for (size_t i = 0; i < probs.size(); ++i)
     probs[i] = static_cast<int32_t>(i * 7 % 4);  // sum < 2^23
@@ -90,7 +106,7 @@ void BM_AttentionPairKernelStream(benchmark::State& state) {
     std::vector<int64_t> ctx = std::vector<int64_t>(2 * d);
   };
   std::vector<Scratch> scratch(static_cast<size_t>(backend->NumThreads()));
-  const int64_t pf = 2048;
+  const int64_t pf = 2048;  // the backend's default distance (DETVERIFY_PREFETCH is not read here)
   for (auto _ : state) {
     backend->ParallelFor(heads, [&](int64_t begin, int64_t end, int thread) {
       Scratch& s = scratch[static_cast<size_t>(thread)];
