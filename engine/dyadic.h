@@ -72,6 +72,17 @@ DV_INLINE int64_t MaxAbsClamped(const T* x, int64_t n) {
   return a;
 }
 
+// One int8 of a per-row quantization with max |x| = a (a >= 1): sat(rhad(x*127, a)).
+DV_INLINE constexpr int8_t QuantElement(int64_t x, int64_t a) {
+  return SaturateToInt8(RoundHalfAwayDiv(WrapMul(x, 127), a));
+}
+
+// The int8 row's scale: fit(a*s.m / 127) at s.k, for max |x| = a and the normalised row scale s.
+DV_INLINE constexpr Dyadic QuantScale(int64_t a, Dyadic s) {
+  const Dyadic r = FitDyadicRatio(WrapMul(a, s.m), 127);
+  return {r.m, WrapAdd(s.k, r.k)};
+}
+
 // Symmetric per-row int8 quantization of x[n] with row scale (m, k):
 // (m, k) = NormScale(m, k); a = max|x|; x8 = sat(rhad(x*127, a)); scale = fit(a*m / 127).
 // a*m wraps past int64 when a >= 2^48 (counted in `wraps` when given).
@@ -80,22 +91,23 @@ DV_INLINE Dyadic QuantI8PerToken(const T* x, int64_t n, int64_t m, int64_t k, in
                                  WrapCounter* wraps = nullptr) {
   const Dyadic s = NormScale(m, k);
   const int64_t a = MaxAbsClamped(x, n);
-  for (int64_t i = 0; i < n; ++i) {
-    x8[i] = SaturateToInt8(RoundHalfAwayDiv(WrapMul(static_cast<int64_t>(x[i]), 127), a));
-  }
+  for (int64_t i = 0; i < n; ++i) x8[i] = QuantElement(static_cast<int64_t>(x[i]), a);
   if (wraps != nullptr && MulOverflows(a, s.m)) ++wraps->events;
-  const Dyadic r = FitDyadicRatio(WrapMul(a, s.m), 127);
-  return {r.m, WrapAdd(s.k, r.k)};
+  return QuantScale(a, s);
 }
 
 // Requantizes an int32 GEMM row P[n] times per-column mantissas col_m[n] to about target_bits
 // of magnitude with one rshift_round: y = int32(rshift_round(P*col_m, sh)). Returns sh; the row
 // scale becomes (row_m, row_k + col_k - sh).
+// Its shift for the row's max |P*col_m| = a (a >= 1).
+DV_INLINE constexpr int64_t RequantShift(int64_t a, int64_t target_bits) {
+  return Max(Ilog2Floor(a) - (target_bits - 1), 0);
+}
 DV_INLINE int64_t RequantI32Common(const int32_t* p, const int64_t* col_m, int64_t n,
                                    int64_t target_bits, int32_t* y) {
   int64_t a = 1;
   for (int64_t i = 0; i < n; ++i) a = Max(a, WrapAbs(WrapMul(p[i], col_m[i])));
-  const int64_t sh = Max(Ilog2Floor(a) - (target_bits - 1), 0);
+  const int64_t sh = RequantShift(a, target_bits);
   for (int64_t i = 0; i < n; ++i) {
     y[i] = static_cast<int32_t>(RoundingShiftRight(WrapMul(p[i], col_m[i]), sh));
   }
@@ -105,6 +117,15 @@ DV_INLINE int64_t RequantI32Common(const int32_t* p, const int64_t* col_m, int64
 // Requantizes an int64 row P[n] times col_m[n] straight to per-row int8 (division based, full
 // +-127 range), after a rounded pre-shift that keeps |s|*127 inside int64 (45-bit guard).
 // Returns the row scale (m, row_k + col_k + e - sh). `s` is scratch of n int64.
+// Its pre-shift for the row's max |P*col_m| = a, and its row scale from the (pre-shifted) max a.
+DV_INLINE constexpr int64_t RowColPreShift(int64_t a) {
+  return Max(Ilog2Floor(a) - kRowColPreShiftBits, 0);
+}
+DV_INLINE constexpr Dyadic RowColScale(int64_t a, int64_t row_m, int64_t row_k, int64_t col_k,
+                                       int64_t sh) {
+  const Dyadic r = FitDyadicRatio(WrapMul(a, row_m), 127);
+  return {r.m, WrapSub(WrapAdd(WrapAdd(row_k, col_k), r.k), sh)};
+}
 DV_INLINE Dyadic RequantI8RowCol(const int64_t* p, const int64_t* col_m, int64_t n, int64_t row_m,
                                  int64_t row_k, int64_t col_k, int64_t* s, int8_t* y8,
                                  WrapCounter* wraps = nullptr) {
@@ -113,7 +134,7 @@ DV_INLINE Dyadic RequantI8RowCol(const int64_t* p, const int64_t* col_m, int64_t
     s[i] = WrapMul(p[i], col_m[i]);
     a = Max(a, WrapAbs(s[i]));
   }
-  const int64_t sh = Max(Ilog2Floor(a) - kRowColPreShiftBits, 0);
+  const int64_t sh = RowColPreShift(a);
   if (sh > 0) {
     a = 1;
     for (int64_t i = 0; i < n; ++i) {
@@ -121,10 +142,9 @@ DV_INLINE Dyadic RequantI8RowCol(const int64_t* p, const int64_t* col_m, int64_t
       a = Max(a, WrapAbs(s[i]));
     }
   }
-  for (int64_t i = 0; i < n; ++i) y8[i] = SaturateToInt8(RoundHalfAwayDiv(WrapMul(s[i], 127), a));
+  for (int64_t i = 0; i < n; ++i) y8[i] = QuantElement(s[i], a);
   if (wraps != nullptr && MulOverflows(a, row_m)) ++wraps->events;
-  const Dyadic r = FitDyadicRatio(WrapMul(a, row_m), 127);
-  return {r.m, WrapSub(WrapAdd(WrapAdd(row_k, col_k), r.k), sh)};
+  return RowColScale(a, row_m, row_k, col_k, sh);
 }
 
 // One element to int8 at a static dyadic scale s_m / 2^s_k with a single rounding:
@@ -142,18 +162,38 @@ DV_INLINE constexpr int8_t RequantI8Static(int64_t p, int64_t row_m, int64_t row
 // ResidualRenorm brings max|h| into [2^26, 2^30] (non-zero rows): a rounded down-shift when
 // max|h| >= 2^30, else an exact up-shift to MSB 26. `value(i)` yields the int64 pre-renorm row;
 // it is evaluated twice (max, then write) so no scratch is needed. Returns the new k_res.
-template <typename ValueFn>
-DV_INLINE int64_t ResidualRenormWith(ValueFn value, int64_t n, int64_t k_res, int32_t* h) {
-  int64_t g = 0;
-  for (int64_t i = 0; i < n; ++i) g = Max(g, WrapAbs(value(i)));
+// The renorm's shifts for the row's max |value| = g (>= 0), each element, and the new k_res.
+struct RenormShifts {
+  int64_t down = 0, up = 0;
+};
+DV_INLINE constexpr RenormShifts ResidualRenormShifts(int64_t g) {
   const int64_t lg = Ilog2Floor(Max(g, 1));
   const int64_t down = Max(lg - (kResidualMaxBits - 1), 0);
   int64_t up = g > 0 ? Max(kResidualUpBits - lg, 0) : 0;
   if (down > 0) up = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    h[i] = static_cast<int32_t>(ShiftLeftWrap(RoundingShiftRight(value(i), down), up));
-  }
-  return WrapAdd(WrapSub(k_res, down), up);
+  return {down, up};
+}
+DV_INLINE constexpr int32_t RenormElement(int64_t value, RenormShifts s) {
+  return static_cast<int32_t>(ShiftLeftWrap(RoundingShiftRight(value, s.down), s.up));
+}
+DV_INLINE constexpr int64_t RenormK(int64_t k_res, RenormShifts s) {
+  return WrapAdd(WrapSub(k_res, s.down), s.up);
+}
+// One element of ResidualAdd's pre-renorm row: h + the delta d*dm aligned to k_res
+// (rel = dk - k_res: rounded down when finer, shifted up exactly when coarser).
+DV_INLINE constexpr int64_t ResidualSum(int32_t h, int32_t d, int64_t dm, int64_t rel) {
+  const int64_t aligned =
+      ShiftLeftWrap(RoundingShiftRight(WrapMul(d, dm), Max(rel, 0)), Max(WrapNeg(rel), 0));
+  return WrapAdd(h, aligned);
+}
+
+template <typename ValueFn>
+DV_INLINE int64_t ResidualRenormWith(ValueFn value, int64_t n, int64_t k_res, int32_t* h) {
+  int64_t g = 0;
+  for (int64_t i = 0; i < n; ++i) g = Max(g, WrapAbs(value(i)));
+  const RenormShifts s = ResidualRenormShifts(g);
+  for (int64_t i = 0; i < n; ++i) h[i] = RenormElement(value(i), s);
+  return RenormK(k_res, s);
 }
 
 // h = renorm(d * dm) at scale 2^-dk (embedding rows). Returns k_res.
@@ -169,16 +209,10 @@ DV_INLINE int64_t ResidualFromDelta(const T* d, int64_t n, int64_t dm, int64_t d
 DV_INLINE int64_t ResidualAdd(int32_t* h, int64_t n, int64_t k_res, const int32_t* d, int64_t dm,
                               int64_t dk) {
   const int64_t rel = WrapSub(dk, k_res);
-  const int64_t down = Max(rel, 0);
-  const int64_t up = Max(WrapNeg(rel), 0);
   // h is overwritten in the second pass of the renorm, after every value(i) of the first pass
   // was read; value(i) of the second pass reads h[i] before h[i] is written.
-  return ResidualRenormWith(
-      [&](int64_t i) {
-        const int64_t aligned = ShiftLeftWrap(RoundingShiftRight(WrapMul(d[i], dm), down), up);
-        return WrapAdd(h[i], aligned);
-      },
-      n, k_res, h);
+  return ResidualRenormWith([&](int64_t i) { return ResidualSum(h[i], d[i], dm, rel); }, n, k_res,
+                            h);
 }
 
 }  // namespace dv

@@ -42,8 +42,15 @@ DV_INLINE constexpr int64_t WrapAbs(int64_t a) { return a < 0 ? WrapNeg(a) : a; 
 
 // True when a * b does not fit int64 (the product WrapMul returns then differs from the exact one).
 DV_INLINE constexpr bool MulOverflows(int64_t a, int64_t b) {
+#if defined(__CUDA_ARCH__)
+  // The device has no __builtin_mul_overflow: the product fits iff its high 64 bits are the
+  // sign fill of its low 64.
+  const int64_t lo = WrapMul(a, b);
+  return __mul64hi(a, b) != (lo < 0 ? -1 : 0);
+#else
   int64_t r = 0;
   return __builtin_mul_overflow(a, b, &r);
+#endif
 }
 
 // torch.bitwise_left_shift on int64: the two's-complement bits shifted left, wrapping;
@@ -60,14 +67,52 @@ DV_INLINE constexpr int64_t ShiftRightArith(int64_t a, int64_t count) {
   return a >> count;  // C++20: arithmetic shift of signed values.
 }
 
+// n / d and n % d (in *rem) for d != 0 by shift and subtract, one step per quotient bit, in
+// integer instructions only. The device uses it instead of its own integer division, which
+// nvcc lowers to a float reciprocal estimate corrected in integers (SASS I2F, MUFU.RCP, F2I):
+// exact, but float units would touch the data, which the float-leak guard forbids.
+DV_INLINE constexpr uint64_t DivideBySteps(uint64_t n, uint64_t d, uint64_t* rem) {
+  uint64_t q = 0;
+  if (n >= d) {
+    const int shift = __builtin_clzll(d) - __builtin_clzll(n);  // n >= d > 0
+    uint64_t ds = d << shift;
+    for (int i = 0; i <= shift; ++i) {
+      q <<= 1;
+      if (n >= ds) {
+        n -= ds;
+        q |= 1;
+      }
+      ds >>= 1;
+    }
+  }
+  *rem = n;
+  return q;
+}
+
+// C++'s truncating a / b and a % b through DivideBySteps (b != 0, not INT64_MIN / -1).
+DV_INLINE constexpr int64_t TruncDivBySteps(int64_t a, int64_t b, int64_t* rem) {
+  const uint64_t ua = a < 0 ? uint64_t{0} - static_cast<uint64_t>(a) : static_cast<uint64_t>(a);
+  const uint64_t ub = b < 0 ? uint64_t{0} - static_cast<uint64_t>(b) : static_cast<uint64_t>(b);
+  uint64_t ur = 0;
+  const uint64_t uq = DivideBySteps(ua, ub, &ur);
+  *rem = static_cast<int64_t>(a < 0 ? uint64_t{0} - ur : ur);
+  return static_cast<int64_t>((a < 0) != (b < 0) ? uint64_t{0} - uq : uq);
+}
+
 // Floor division (Python / torch rounding_mode="floor"): rounds toward -infinity for any sign
 // of b. INT64_MIN / -1 wraps to INT64_MIN. b == 0 is an invariant violation (returns 0; torch
 // raises, so no valid run reaches it).
 DV_INLINE constexpr int64_t FloorDiv(int64_t a, int64_t b) {
   if (b == 0) return 0;
   if (b == -1) return WrapNeg(a);
+#if defined(__CUDA_ARCH__)
+  int64_t r = 0;
+  int64_t q = TruncDivBySteps(a, b, &r);
+#else
   int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  const int64_t r = a % b;
+#endif
+  if ((r != 0) && ((a < 0) != (b < 0))) --q;
   return q;
 }
 

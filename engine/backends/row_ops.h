@@ -28,14 +28,14 @@ namespace dv {
 //      probabilities at a time.
 // Capacity is rounded up to whole K blocks (16 slots).
 inline constexpr int64_t kKvSlotBlock = 16;
-inline constexpr int64_t KvPaddedDim(int64_t head_dim) { return (head_dim + 3) / 4 * 4; }
-inline constexpr int64_t KvPaddedSlots(int64_t slots) {
+DV_INLINE constexpr int64_t KvPaddedDim(int64_t head_dim) { return (head_dim + 3) / 4 * 4; }
+DV_INLINE constexpr int64_t KvPaddedSlots(int64_t slots) {
   return (slots + kKvSlotBlock - 1) / kKvSlotBlock * kKvSlotBlock;
 }
-inline constexpr int64_t KvKOffset(int64_t slot, int64_t j, int64_t d4) {
+DV_INLINE constexpr int64_t KvKOffset(int64_t slot, int64_t j, int64_t d4) {
   return (slot / 16) * 16 * d4 + (j / 4) * 64 + (slot % 16) * 4 + j % 4;
 }
-inline constexpr int64_t KvVOffset(int64_t slot, int64_t j, int64_t d4) {
+DV_INLINE constexpr int64_t KvVOffset(int64_t slot, int64_t j, int64_t d4) {
   return (slot / 4) * 4 * d4 + j * 4 + slot % 4;
 }
 

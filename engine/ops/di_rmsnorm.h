@@ -20,21 +20,34 @@ DV_INLINE constexpr int64_t NormPreShift(int64_t x, int64_t sh) {
 }  // namespace detail
 
 // x: [n] int32/int64, any per-row scale. y: [n] int32, value y / 2^20. All-zero rows give 0.
+// The steps of one row's norm, shared by the plain loop below and the cuda backend's block
+// program (engine/backends/block_row_ops.h): the pre-shift from the row's max |x|, each
+// element's square, the root of the mean, and one output element.
+DV_INLINE constexpr int64_t NormShift(int64_t max_abs) {
+  return kNormPreShiftMsb - Ilog2Floor(Max(max_abs, 1));
+}
+DV_INLINE constexpr int64_t NormSquare(int64_t x, int64_t sh) {
+  const int64_t xp = detail::NormPreShift(x, sh);
+  return WrapMul(xp, xp);
+}
+DV_INLINE constexpr int64_t NormRms(int64_t sum_of_squares, int64_t n) {
+  return Max(Isqrt(RoundHalfAwayDiv(sum_of_squares, n)), 1);
+}
+DV_INLINE constexpr int32_t NormElement(int64_t x, int64_t sh, int64_t rms) {
+  return static_cast<int32_t>(
+      RoundHalfAwayDiv(ShiftLeftWrap(detail::NormPreShift(x, sh), kNormOutFracBits), rms));
+}
+
 template <typename T, typename Out>
 DV_INLINE void DiRmsNormT(const T* x, int64_t n, Out* y, const int64_t* gamma_m) {
   int64_t g = 0;
   for (int64_t i = 0; i < n; ++i) g = Max(g, WrapAbs(static_cast<int64_t>(x[i])));
-  const int64_t sh = kNormPreShiftMsb - Ilog2Floor(Max(g, 1));
+  const int64_t sh = NormShift(g);
   int64_t ssum = 0;
+  for (int64_t i = 0; i < n; ++i) ssum = WrapAdd(ssum, NormSquare(static_cast<int64_t>(x[i]), sh));
+  const int64_t rms = NormRms(ssum, n);
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t xp = detail::NormPreShift(static_cast<int64_t>(x[i]), sh);
-    ssum = WrapAdd(ssum, WrapMul(xp, xp));
-  }
-  const int64_t rms = Max(Isqrt(RoundHalfAwayDiv(ssum, n)), 1);
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t xp = detail::NormPreShift(static_cast<int64_t>(x[i]), sh);
-    const int32_t v =
-        static_cast<int32_t>(RoundHalfAwayDiv(ShiftLeftWrap(xp, kNormOutFracBits), rms));
+    const int32_t v = NormElement(static_cast<int64_t>(x[i]), sh, rms);
     if (gamma_m == nullptr) {
       y[i] = static_cast<Out>(v);
     } else {

@@ -18,6 +18,11 @@ inline constexpr int64_t kProbOne = int64_t{1} << (kProbBits - 1);  // 2^14 = pr
 // exps: [n] int64
 // scratch; probs: [n] int32. Returns tpos (a diagnostic; the probabilities do not depend on it
 // beyond the ratio).
+// One probability from its exp and the row's clamped sum of exps (>= 1).
+DV_INLINE constexpr int32_t SoftmaxProb(int64_t exp, int64_t denom) {
+  return static_cast<int32_t>(RoundHalfAwayDiv(ShiftLeftWrap(exp, kProbBits - 1), denom));
+}
+
 DV_INLINE int64_t DiSoftmax(const int32_t* scores, const uint8_t* valid, int64_t n, int64_t m,
                             int64_t k, int64_t* exps, int32_t* probs) {
   int64_t row_max = kInt64Min + 1;
@@ -36,9 +41,7 @@ DV_INLINE int64_t DiSoftmax(const int32_t* scores, const uint8_t* valid, int64_t
     denom = WrapAdd(denom, exps[i]);
   }
   denom = Max(denom, 1);
-  for (int64_t i = 0; i < n; ++i) {
-    probs[i] = static_cast<int32_t>(RoundHalfAwayDiv(ShiftLeftWrap(exps[i], kProbBits - 1), denom));
-  }
+  for (int64_t i = 0; i < n; ++i) probs[i] = SoftmaxProb(exps[i], denom);
   return tpos;
 }
 

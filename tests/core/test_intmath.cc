@@ -183,6 +183,38 @@ TEST(DV_CORE_SUITE(IntMathFloorDiv), SatisfiesFloorContract) {
   EXPECT_EQ(failures, 0);
 }
 
+// The device's integer-only division (DivideBySteps, TruncDivBySteps) against the exact 128-bit
+// quotient and remainder: every boundary pair, small operands, random magnitudes.
+TEST(DV_CORE_SUITE(IntMathFloorDiv), DivisionByStepsIsExact) {
+  test::SplitMix64 rng(3);
+  int failures = 0;
+  auto check = [&](int64_t a, int64_t b) {
+    if (b == 0 || (a == kMin && b == -1)) return;
+    int64_t r = 0;
+    const int64_t q = TruncDivBySteps(a, b, &r);
+    const Int128 want_q = Int128{a} / b, want_r = Int128{a} % b;
+    if ((q != want_q || r != want_r) && failures++ < 5) {
+      ADD_FAILURE() << "TruncDivBySteps(" << a << ", " << b << ") = " << q << " rem " << r
+                    << ", want " << ToString(want_q) << " rem " << ToString(want_r);
+    }
+    const auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+    uint64_t ur = 0;
+    const uint64_t uq = DivideBySteps(ua, ub, &ur);
+    if ((uq != ua / ub || ur != ua % ub) && failures++ < 5) {
+      ADD_FAILURE() << "DivideBySteps(" << ua << ", " << ub << ") = " << uq << " rem " << ur;
+    }
+  };
+  for (int64_t a = -300; a <= 300; ++a) {
+    for (int64_t b = -20; b <= 20; ++b) check(a, b);
+  }
+  const std::vector<int64_t> edges = BoundaryValues();
+  for (int64_t a : edges) {
+    for (int64_t b : edges) check(a, b);
+  }
+  for (int i = 0; i < 300000; ++i) check(rng.AnyMagnitude(), rng.AnyMagnitude());
+  EXPECT_EQ(failures, 0);
+}
+
 // ---------------------------------------------------------------------------------------------
 // RoundHalfAwayDiv: sign(a) * floor((|a| + floor(b/2)) / b), wrapping, for every b != 0.
 
