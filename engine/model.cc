@@ -96,6 +96,7 @@ IntQwen3::IntQwen3(const ModelWeights& weights, Backend& backend)
     packed_.push_back(std::move(p));
   }
   head_ = backend_.PackWeight(w_.head_w8t, w_.config.hidden, w_.config.vocab);
+  resident_ = backend_.MakeResidentForward(w_);
 }
 
 IntQwen3::~IntQwen3() = default;
@@ -215,6 +216,10 @@ void IntQwen3::Forward(std::span<ForwardRow> rows, TraceSink* trace) {
     // first call.
     max_slots = std::max(max_slots, r.cache->capacity());
   }
+  if (resident_ != nullptr && trace == nullptr) {
+    resident_->Forward(rows, &wraps_);
+    return;
+  }
   EnsureWorkspace(tokens, max_slots, static_cast<int64_t>(rows.size()));
   Workspace& ws = *ws_;
   {
@@ -321,6 +326,10 @@ void IntQwen3::ThrowOnDivisionByZero() {
     e += s.zero_exp_divisors;
     s.zero_v_denominators = s.zero_k_denominators = s.zero_exp_divisors = 0;
   }
+  ThrowIfDividedByZero(k, v, e);
+}
+
+void ThrowIfDividedByZero(int64_t k, int64_t v, int64_t e) {
   if (k > 0) {
     throw ArithmeticError(
         "division by zero: a K-cache denominator kq_m << (row k - kq_k) wrapped to 0 (the "

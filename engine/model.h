@@ -31,6 +31,12 @@ class KvCache {
     const size_t at = Offset(layer, kv_head);
     return {K() + at, V() + at, head_dim_};
   }
+  // The whole K and V regions and the bytes of one (layer, KV head) in each: (layer, kv_head)
+  // starts at (layer * n_kv_heads + kv_head) * head_bytes(). For a backend that runs the whole
+  // forward pass on its own device (engine/backends/device_forward.h).
+  int8_t* k_data() const { return K(); }
+  int8_t* v_data() const { return V(); }
+  int64_t head_bytes() const { return head_bytes_; }
   // Stores k8[d], v8[d] as slot `slot` of (layer, kv_head).
   void Write(int64_t layer, int64_t kv_head, int64_t slot, const int8_t* k8, const int8_t* v8);
   void Advance(int64_t n) { length_ += n; }
@@ -75,6 +81,10 @@ struct ForwardRow {
   int64_t* all_scale_k = nullptr;
 };
 
+// Throws the ArithmeticError of a forward call that divided by zero (docs/SPEC.md §2.3, §9):
+// counts of K-cache denominators, V-cache denominators and DI-Exp divisors that were 0.
+void ThrowIfDividedByZero(int64_t zero_k, int64_t zero_v, int64_t zero_exp);
+
 class IntQwen3 {
  public:
   // weights (and what its pointers borrow) must outlive the model. Its shape must keep the
@@ -87,8 +97,9 @@ class IntQwen3 {
   Backend& backend() { return backend_; }
 
   // Runs one forward call over several rows (batched: their tokens share every weight GEMM).
-  // trace, when given, requires exactly one row. Throws ArithmeticError where the call would
-  // divide by zero (docs/SPEC.md §2.3); the rows' caches then keep their length.
+  // Where the backend has its own forward pass (Backend::MakeResidentForward), an untraced call
+  // runs there. trace, when given, requires exactly one row. Throws ArithmeticError where the call
+  // would divide by zero (docs/SPEC.md §2.3); the rows' caches then keep their length.
   void Forward(std::span<ForwardRow> rows, TraceSink* trace = nullptr);
 
   // Greedy pick: argmax over v of logits[v] * head_m[v] (int64), ties to the lowest id.
@@ -124,6 +135,7 @@ class IntQwen3 {
   const RowOps& ops_;  // backend_.row_ops()
   std::vector<PackedLayer> packed_;
   std::unique_ptr<PackedWeight> head_;
+  std::unique_ptr<ResidentForward> resident_;  // the backend's own pass, or null
   std::unique_ptr<Workspace> ws_;
   WrapEvents wraps_;
 };

@@ -19,6 +19,20 @@
 
 namespace dv {
 
+struct ForwardRow;
+struct ModelWeights;
+struct WrapEvents;
+
+// A backend's own forward pass (Backend::MakeResidentForward): IntQwen3::Forward's contract
+// (engine/model.h) for calls without a trace, on rows whose K/V caches came from the backend's
+// AllocateKvStorage. Adds the call's wrap events to *wraps; throws ArithmeticError where the
+// call divides by zero, with the rows' caches left as they were.
+class ResidentForward {
+ public:
+  virtual ~ResidentForward() = default;
+  virtual void Forward(std::span<ForwardRow> rows, WrapEvents* wraps) = 0;
+};
+
 // A borrowed callable: two pointers, so passing a lambda never allocates (std::function would
 // for captures beyond its small buffer, once per call in the decode loop). Valid only while the
 // callable it refers to lives; a temporary lambda passed straight to a call lives until the call
@@ -122,6 +136,16 @@ class Backend {
   // gemm_algorithms (the kernel chosen per GEMM shape so far, which is no fact of the machine and
   // so no part of its machine id). Empty for the backends that compute on the host's CPU.
   virtual std::vector<std::pair<std::string, std::string>> DeviceFacts() const { return {}; }
+
+  // A backend that runs whole forward passes on its own device -- the weights, the activations
+  // and the K/V caches in its memory, one launch after another with no host work between the
+  // embedding and the logits -- returns that program here, and IntQwen3 hands it every forward
+  // call without a trace (a traced call runs through the products and row operations above,
+  // which must then reach the same caches). Null, the default: IntQwen3 runs every pass itself.
+  virtual std::unique_ptr<ResidentForward> MakeResidentForward(const ModelWeights& weights) {
+    static_cast<void>(weights);
+    return nullptr;
+  }
 
   // `bytes` of zero-filled K/V cache storage. The default is ordinary heap memory. Throws
   // std::bad_alloc when the memory cannot be had.

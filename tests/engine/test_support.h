@@ -1,5 +1,5 @@
 // Shared test fixtures: locating test data, loading the DetLLM compatibility fixtures, and every
-// execution path (backend and ISA level) of this machine.
+// execution path (backend, ISA level, the device row programs on the host) of this machine.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/backends/backend_registry.h"
+#include "engine/backends/block_row_ops.h"
 #include "engine/backends/cpu_backend.h"
 
 namespace dv::test {
@@ -41,9 +42,39 @@ inline nlohmann::json LoadJson(const std::string& path) {
   return nlohmann::json::parse(in);
 }
 
+// The cuda backend's device programs for the row operations (engine/backends/block_row_ops.h)
+// as a host execution path: the cpu backend's exact GEMMs and threads, every row operation a
+// block program on an emulated block of `threads` threads.
+class BlockProgramBackend final : public Backend {
+ public:
+  explicit BlockProgramBackend(int threads) : inner_(MakeCpuBackend()), ops_(threads) {}
+  std::string_view Name() const override { return "block"; }
+  int NumThreads() const override { return inner_->NumThreads(); }
+  std::unique_ptr<PackedWeight> PackWeight(const int8_t* w8t, int64_t k, int64_t n) override {
+    return inner_->PackWeight(w8t, k, n);
+  }
+  void MatmulI8(const int8_t* a, int64_t m, const PackedWeight& w, int32_t* c) override {
+    inner_->MatmulI8(a, m, w, c);
+  }
+  void ParallelFor(int64_t n, RangeFn body) override { inner_->ParallelFor(n, body); }
+  const RowOps& row_ops() const override { return ops_; }
+  std::unique_ptr<KvStorage> AllocateKvStorage(size_t bytes) override {
+    return inner_->AllocateKvStorage(bytes);
+  }
+
+ private:
+  std::unique_ptr<Backend> inner_;
+  BlockRowOps ops_;
+};
+
+// The block size of that path: not a power of two (the reductions' trees have odd widths) and
+// shorter than most rows, longer than the tiny fixtures' heads (idle threads).
+inline constexpr int kBlockPathThreads = 13;
+
 // Each backend, and the cpu backend at each ISA level this machine has (x86-64: scalar, AVX2,
 // AVX-512 VNNI as available; aarch64: scalar, NEON, and NEON dot product where the CPU has it;
-// elsewhere scalar), named "reference", "cpu/avx2", ...
+// elsewhere scalar), named "reference", "cpu/avx2", ..., and the device kernels' block programs
+// on the host ("block/13", BlockProgramBackend).
 inline std::vector<std::pair<std::string, std::unique_ptr<Backend>>> EveryExecutionPath() {
   std::vector<std::pair<std::string, std::unique_ptr<Backend>>> paths;
   for (const std::string& name : AvailableBackends()) {
@@ -57,6 +88,8 @@ inline std::vector<std::pair<std::string, std::unique_ptr<Backend>>> EveryExecut
       paths.emplace_back("cpu/" + std::string(CpuIsaName(isa)), MakeCpuBackend(options));
     }
   }
+  paths.emplace_back("block/" + std::to_string(kBlockPathThreads),
+                     std::make_unique<BlockProgramBackend>(kBlockPathThreads));
   return paths;
 }
 

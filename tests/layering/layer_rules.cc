@@ -30,12 +30,13 @@ const std::vector<Component>& LayerTable() {
       {"engine.core",
        {"base"},
        "the float-free integer core: intmath, dyadic, ops, IntQwen3, "
-       "the backend interface, the reference backend, the K/V layout"},
+       "the backend interface, the reference backend, the K/V layout, the device-neutral "
+       "block programs and resident forward pass"},
       {"engine.cpu", {"engine.core", "os", "base"}, "the cpu backend: SIMD kernels, threads"},
       {"engine.cuda",
        {"engine.cpu", "engine.core", "cuda_device", "base"},
-       "the cuda backend: exact int8 GEMMs on NVIDIA GPUs (cuBLASLt, dp4a), row work on the "
-       "host's cpu backend"},
+       "the cuda backend: exact int8 GEMMs on NVIDIA GPUs (cuBLASLt, dp4a), the resident "
+       "forward pass's kernels and graphs (or row work on the host's cpu backend)"},
       {"engine.backends",
        {"engine.core", "engine.cpu", "engine.cuda", "cuda_device", "base"},
        "the backend registry: every backend by name"},
@@ -108,8 +109,11 @@ std::optional<std::string> ComponentOf(std::string_view path) {
       const std::string_view name = FileName(rest);
       if (StartsWith(name, "backend_registry")) return "engine.backends";
       // The interface every backend implements: backend.h, backend_error.h, backend_kind.h.
+      // ... and the device-neutral programs of a resident forward pass (block_row_ops.h,
+      // device_forward.h): core code that a device backend compiles for its device.
       if (StartsWith(name, "backend") || name == "row_ops.h" ||
-          StartsWith(name, "reference_backend")) {
+          StartsWith(name, "reference_backend") || name == "block_row_ops.h" ||
+          name == "device_forward.h") {
         return "engine.core";
       }
       if (StartsWith(name, "cuda_")) return "engine.cuda";

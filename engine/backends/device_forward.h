@@ -1,0 +1,628 @@
+// The IntQwen3 forward pass (engine/model.cc) as a program for a device that holds the weights'
+// constants, the activations and the K/V cache in its own memory: the cuda backend's resident
+// decode. Each step between two GEMMs is one launch of a block program per work item (a token,
+// a token's head, a token's query head), built from the block row operations
+// (engine/backends/block_row_ops.h) and so from the operators themselves; nothing returns to
+// the host between the embedding and the logits but the GEMMs' launches.
+//
+// The program is written once over an executor, Exec, which supplies memory, copies, the GEMMs
+// and the launches:
+//   void* Alloc(size_t bytes)             zero-filled memory the steps can reach; Free(void*)
+//   void Upload(void* dst, const void* src, size_t bytes), Download(...) (host <-> executor)
+//   void Zero(void* dst, size_t bytes)
+//   std::unique_ptr<PackedWeight> Pack(const int8_t* w8t, int64_t k, int64_t n)
+//   void Gemm(const int8_t* a, int64_t m, const PackedWeight& w, int32_t* c)
+//       c[m, Pad4(n)] = a[m, Pad4(k)] * W, row strides Pad4(k) and Pad4(n) (cuBLASLt's TN form)
+//   int64_t GemmRows(int64_t m)           rows to allocate for a GEMM operand of m rows
+//   template <class Step> void Launch(int64_t items, const Step& step)
+//       step(block, item) for every item, each on one block of threads
+//   template <class F> void Run(int64_t tokens, int64_t gathered, F enqueue)
+//       enqueue() once, or a replay of what it enqueued for the same (tokens, gathered) before
+//       (a CUDA graph); Forget() drops every such recording (the buffers moved)
+//   void Finish()                          waits for everything launched
+// The cuda backend's executor runs on a GPU (engine/backends/cuda_forward.cu); the host
+// emulation (tests/engine/test_device_forward.cc) runs every block on HostBlock, so this file's
+// indexing and data flow are tested bit for bit against IntQwen3 on any machine.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "base/check.h"
+#include "engine/backends/block_row_ops.h"
+#include "engine/model.h"
+
+namespace dv::device {
+
+DV_INLINE constexpr int64_t Pad4(int64_t n) { return (n + 3) / 4 * 4; }
+
+// n / d for n >= 0, d > 0 through DivideBySteps: a step's item index split by a runtime count
+// without the device's float-assisted division (engine/intmath.h).
+DV_INLINE constexpr int64_t Quotient(int64_t n, int64_t d) {
+  uint64_t r = 0;
+  return static_cast<int64_t>(
+      DivideBySteps(static_cast<uint64_t>(n), static_cast<uint64_t>(d), &r));
+}
+
+// Event counters of one forward call (WrapEvents, and the divisions by zero that make it fail).
+enum Counter : int { kWrapsQ, kWrapsDown, kWrapsOther, kZeroK, kZeroV, kZeroExp, kCounters };
+
+DV_INLINE void Count(int64_t* counters, int which) {
+#if defined(__CUDA_ARCH__)
+  atomicAdd(reinterpret_cast<unsigned long long*>(counters + which), 1ull);
+#else
+  ++counters[which];  // the host emulation runs one block at a time
+#endif
+}
+
+// One layer's integer constants in executor memory (LayerWeights' vectors; scalars by value).
+struct Layer {
+  const int64_t *q_m, *k_m, *v_m, *o_m, *gate_m, *up_m, *down_m;
+  int64_t q_k, k_k, v_k, o_k, gate_k, up_k, down_k;
+  const int64_t *q_norm_m, *k_norm_m;
+  int64_t q_norm_k, k_norm_k;
+  const int64_t *as_m, *ms_m, *ds_m, *os_m, *qs_m;
+  int64_t as_k, ms_k, ds_k, os_k, qs_k;
+  const int64_t *kq_m, *kq_k, *ks_m, *ks_k, *vq_m, *vq_k;
+  const int64_t* attn_out_col_m;
+  int64_t attn_out_col_k, k_rowk;
+};
+
+// Everything a step reads or writes, in executor memory, with the shape. Passed by value to every
+// launch.
+struct Tensors {
+  // Shape.
+  int64_t hidden, nq, nkv, d, inter, vocab, group;
+  bool qk_norm;
+  // Model constants.
+  const int8_t* embed_e8;  // [V, H]
+  const int64_t *embed_m, *embed_k;
+  const int16_t *rope_cos, *rope_sin;  // [max_pos, d]
+  // Per token of the call: id, position, the row cache's K and V regions and head size.
+  const int64_t* token;  // [M, kTokenFields]
+  // Residual [M, H] and its shifts.
+  int32_t* h;
+  int64_t* k_res;
+  // GEMM inputs [M, Pad4(k)] and their row scales.
+  int8_t* x8;
+  int64_t *xm, *xk;
+  // GEMM outputs, row stride Pad4(out).
+  int32_t *pq, *pk, *pv, *po, *pg, *pu;
+  // Q heads [M, nq*d], their scales [M, nq], attention output [M, nq*d].
+  int8_t* q8;
+  int64_t *qm, *qk;
+  int64_t* ctx;
+  // Per-item scratch (row stride `scratch_stride`), attention scratch (row stride `slots`).
+  int32_t* y32;
+  int64_t *y64, *s64;
+  int64_t scratch_stride;
+  int32_t *scores, *probs;
+  int64_t* exps;
+  int64_t slots;
+  int64_t* counters;  // [kCounters]
+};
+
+// Fields of Tensors::token.
+enum TokenField : int { kTokId, kTokPos, kTokK, kTokV, kTokHeadBytes, kTokenFields };
+
+DV_INLINE const int64_t* TokenOf(const Tensors& t, int64_t token) {
+  return t.token + token * kTokenFields;
+}
+
+// Embedding (SPEC §5.2): h = renorm(e8[id] * m[id]) at 2^-k[id]. Item: token.
+struct EmbedStep {
+  Tensors t;
+  template <typename Block>
+  DV_INLINE void operator()(Block& b, int64_t tok) const {
+    const int64_t id = TokenOf(t, tok)[kTokId];
+    const int64_t k = block::FromDelta(b, t.embed_e8 + id * t.hidden, t.hidden, t.embed_m[id],
+                                       t.embed_k[id], t.h + tok * t.hidden);
+    block::One(b, [&] { t.k_res[tok] = k; });
+  }
+};
+
+// RMSNorm of the residual, optional smoothing, per-token int8 (IntQwen3::NormQuant). Item: token.
+struct NormQuantStep {
+  Tensors t;
+  const int64_t* smooth_m;  // or null
+  int64_t smooth_k;
+  template <typename Block>
+  DV_INLINE void operator()(Block& b, int64_t tok) const {
+    const int64_t n = t.hidden;
+    int32_t* y32 = t.y32 + tok * t.scratch_stride;
+    int64_t* y64 = t.y64 + tok * t.scratch_stride;
+    block::RmsNorm(b, t.h + tok * n, n, static_cast<const int64_t*>(nullptr), y32);
+    if (smooth_m != nullptr) {
+      block::MulColumns(b, y32, smooth_m, n, y64);
+    } else {
+      block::ForEach(b, n, [&](int64_t i) { y64[i] = y32[i]; });
+      b.Sync();
+    }
+    bool wrapped = false;
+    const Dyadic q = block::QuantI8(b, y64, n, 1, WrapAdd(kNormOutFracBits, smooth_k),
+                                    t.x8 + tok * Pad4(n), &wrapped);
+    block::One(b, [&] {
+      t.xm[tok] = q.m;
+      t.xk[tok] = q.k;
+      if (wrapped) Count(t.counters, kWrapsOther);
+    });
+  }
+};
+
+// The Q/K head pipeline into q8 and the row's K/V cache (IntQwen3::QkvHeads). Item: token *
+// (nq + nkv) + head, q heads first.
+struct QkvHeadStep {
+  Tensors t;
+  Layer L;
+  int64_t layer;
+  template <typename Block>
+  DV_INLINE void operator()(Block& b, int64_t item) const {
+    const int64_t heads = t.nq + t.nkv, tok = Quotient(item, heads), head = item - tok * heads;
+    const int64_t d = t.d;
+    const int64_t* info = TokenOf(t, tok);
+    const int64_t pos = info[kTokPos], xm = t.xm[tok], xk = t.xk[tok];
+    const int16_t* cos_row = t.rope_cos + pos * d;
+    const int16_t* sin_row = t.rope_sin + pos * d;
+    int32_t* y32 = t.y32 + item * d;  // one head of scratch per item
+    int64_t* y64 = t.y64 + item * d;
+    if (head < t.nq) {
+      const int64_t h = head, kvh = Quotient(h, t.group), at = tok * t.nq * d + h * d;
+      const int64_t sh =
+          block::RequantI32(b, t.pq + tok * Pad4(t.nq * d) + h * d, L.q_m + h * d, d, 16, y32);
+      const int64_t row_k = WrapSub(WrapAdd(xk, L.q_k), sh);
+      if (t.qk_norm) {
+        block::RmsNorm(b, y32, d, L.q_norm_m, y64);
+      } else {
+        block::ForEach(b, d, [&](int64_t j) { y64[j] = y32[j]; });
+        b.Sync();
+      }
+      block::Rope(b, y64, d, cos_row, sin_row);
+      block::MulColumns(b, y64, L.qs_m + kvh * d, d, y64);
+      bool wrapped = false;
+      const int64_t q_quant_k = WrapAdd(WrapAdd(kNormOutFracBits, L.q_norm_k), L.qs_k);
+      const Dyadic q =
+          t.qk_norm ? block::QuantI8(b, y64, d, 1, q_quant_k, t.q8 + at, &wrapped)
+                    : block::QuantI8(b, y64, d, xm, WrapAdd(row_k, L.qs_k), t.q8 + at, &wrapped);
+      block::One(b, [&] {
+        t.qm[tok * t.nq + h] = q.m;
+        t.qk[tok * t.nq + h] = q.k;
+        if (wrapped) Count(t.counters, kWrapsQ);
+      });
+      return;
+    }
+    const int64_t h = head - t.nq, at = tok * Pad4(t.nkv * d) + h * d;
+    const int64_t sh = block::RequantI32(b, t.pk + at, L.k_m + h * d, d, 16, y32);
+    const int64_t row_k = WrapSub(WrapAdd(xk, L.k_k), sh);
+    if (t.qk_norm) {
+      block::RmsNorm(b, y32, d, L.k_norm_m, y64);
+    } else {
+      block::ForEach(b, d, [&](int64_t j) { y64[j] = y32[j]; });
+      b.Sync();
+    }
+    block::Rope(b, y64, d, cos_row, sin_row);
+    const int64_t k_row_m = t.qk_norm ? 1 : xm, k_row_k = t.qk_norm ? L.k_rowk : row_k;
+    const int64_t v_shift = WrapSub(WrapAdd(xk, L.v_k), L.vq_k[h]);
+    block::One(b, [&] {
+      if (!t.qk_norm) {
+        for (int64_t j = 0; j < d; ++j) {
+          const int64_t shift = WrapSub(k_row_k, L.kq_k[h * d + j]);
+          if (ShiftLeftWrap(L.kq_m[h * d + j], Max(shift, 0)) == 0) {
+            Count(t.counters, kZeroK);
+            break;
+          }
+        }
+      }
+      if (ShiftLeftWrap(L.vq_m[h], Max(v_shift, 0)) == 0) Count(t.counters, kZeroV);
+    });
+    // Straight into the row's cache slot `pos` of (layer, h), in the decode layout.
+    const int64_t d4 = KvPaddedDim(d);
+    const int64_t region = (layer * t.nkv + h) * info[kTokHeadBytes];
+    auto* kc = reinterpret_cast<int8_t*>(info[kTokK]) + region;
+    auto* vc = reinterpret_cast<int8_t*>(info[kTokV]) + region;
+    const int32_t* pv = t.pv + at;
+    block::ForEach(b, d, [&](int64_t j) {
+      kc[KvKOffset(pos, j, d4)] =
+          RequantI8Static(y64[j], k_row_m, k_row_k, 1, 0, L.kq_m[h * d + j], L.kq_k[h * d + j]);
+      vc[KvVOffset(pos, j, d4)] =
+          RequantI8Static(pv[j], xm, xk, L.v_m[h * d + j], L.v_k, L.vq_m[h], L.vq_k[h]);
+    });
+    b.Sync();
+  }
+};
+
+// Attention of one (token, q head) over its row's slots 0..pos (IntQwen3::Attention). Item:
+// token * nq + head; scratch row item - first.
+struct AttendStep {
+  Tensors t;
+  Layer L;
+  int64_t layer, first;
+  template <typename Block>
+  DV_INLINE void operator()(Block& b, int64_t item) const {
+    const int64_t tok = Quotient(item, t.nq), h = item - tok * t.nq, kvh = Quotient(h, t.group);
+    const int64_t d = t.d;
+    const int64_t* info = TokenOf(t, tok);
+    const int64_t region = (layer * t.nkv + kvh) * info[kTokHeadBytes];
+    const KvHeadView kv{reinterpret_cast<const int8_t*>(info[kTokK]) + region,
+                        reinterpret_cast<const int8_t*>(info[kTokV]) + region, d};
+    const Dyadic scale =
+        NormScale(WrapMul(t.qm[item], L.ks_m[kvh]), WrapAdd(t.qk[item], L.ks_k[kvh]));
+    block::One(b, [&] {
+      if (DiExpDivisor(scale.m) == 0) Count(t.counters, kZeroExp);
+    });
+    const int64_t row = (item - first) * t.slots;
+    block::Attend(b, t.q8 + item * d, kv, info[kTokPos] + 1, scale, t.scores + row, t.exps + row,
+                  t.probs + row, t.ctx + item * d);
+  }
+};
+
+// The o-projection's input: ctx * os_m requantized per token against the per-head V scales.
+// Item: token.
+struct OutInputStep {
+  Tensors t;
+  Layer L;
+  template <typename Block>
+  DV_INLINE void operator()(Block& b, int64_t tok) const {
+    const int64_t qd = t.nq * t.d;
+    int64_t* y64 = t.y64 + tok * t.scratch_stride;
+    block::MulColumns(b, t.ctx + tok * qd, L.os_m, qd, y64);
+    bool wrapped = false;
+    const Dyadic a =
+        block::RequantI8RowColumn(b, y64, L.attn_out_col_m, qd, 1, L.os_k, L.attn_out_col_k,
+                                  t.s64 + tok * t.scratch_stride, t.x8 + tok * Pad4(qd), &wrapped);
+    block::One(b, [&] {
+      t.xm[tok] = a.m;
+      t.xk[tok] = a.k;
+      if (wrapped) Count(t.counters, kWrapsOther);
+    });
+  }
+};
+
+// A projection (o or down, in po) requantized to 20 bits and added into the residual
+// (IntQwen3::AddToResidual). Item: token.
+struct ResidualStep {
+  Tensors t;
+  const int64_t* m;
+  int64_t k;
+  template <typename Block>
+  DV_INLINE void operator()(Block& b, int64_t tok) const {
+    const int64_t n = t.hidden, xm = t.xm[tok], xk = t.xk[tok], k_res = t.k_res[tok];
+    int32_t* y32 = t.y32 + tok * t.scratch_stride;
+    const int64_t sh = block::RequantI32(b, t.po + tok * Pad4(n), m, n, 20, y32);
+    const int64_t dk = WrapSub(WrapAdd(xk, k), sh);
+    const int64_t k_new = block::AddResidual(b, t.h + tok * n, n, k_res, y32, xm, dk);
+    block::One(b, [&] { t.k_res[tok] = k_new; });
+  }
+};
+
+// gate/up to 14 bits, SwiGLU, down-input smoothing and per-token int8 (IntQwen3::MlpBlock).
+// Item: token.
+struct MlpStep {
+  Tensors t;
+  Layer L;
+  template <typename Block>
+  DV_INLINE void operator()(Block& b, int64_t tok) const {
+    const int64_t n = t.inter, xm = t.xm[tok], xk = t.xk[tok];
+    int32_t* g = t.pg + tok * Pad4(n);
+    int32_t* u = t.pu + tok * Pad4(n);
+    int64_t* y64 = t.y64 + tok * t.scratch_stride;
+    const int64_t gk = WrapSub(WrapAdd(xk, L.gate_k), block::RequantI32(b, g, L.gate_m, n, 14, g));
+    const int64_t uk = WrapSub(WrapAdd(xk, L.up_k), block::RequantI32(b, u, L.up_m, n, 14, u));
+    const int64_t tpos = DiExpTpos(xm, gk);
+    block::Swiglu(b, g, u, n, tpos, y64);
+    const int64_t sw_m = WrapMul(xm, xm);
+    const int64_t din_k = WrapAdd(WrapAdd(WrapAdd(gk, uk), kSigmoidFracBits), L.ds_k);
+    block::MulColumns(b, y64, L.ds_m, n, y64);
+    bool wrapped = false;
+    const Dyadic q = block::QuantI8(b, y64, n, sw_m, din_k, t.x8 + tok * Pad4(n), &wrapped);
+    block::One(b, [&] {
+      t.xm[tok] = q.m;
+      t.xk[tok] = q.k;
+      if (wrapped) Count(t.counters, kWrapsDown);
+    });
+  }
+};
+
+// Copies the int8 rows of the tokens whose logits are wanted into a contiguous LM-head input.
+// Item: output row.
+struct GatherStep {
+  const int8_t* x8;
+  int8_t* out;
+  const int64_t* tokens;
+  int64_t stride;
+  template <typename Block>
+  DV_INLINE void operator()(Block& b, int64_t row) const {
+    const int8_t* src = x8 + tokens[row] * stride;
+    block::ForEach(b, stride, [&](int64_t i) { out[row * stride + i] = src[i]; });
+    b.Sync();
+  }
+};
+
+// A step launched over [0, n) that runs `step` on items first + i (a chunk of a longer list).
+template <typename Step>
+struct Offset {
+  Step step;
+  int64_t first;
+  template <typename Block>
+  DV_INLINE void operator()(Block& b, int64_t i) const {
+    step(b, first + i);
+  }
+};
+
+// The program over an executor (see the top of this file). Not thread-safe; one forward call
+// at a time.
+template <typename Exec>
+class DeviceForward {
+ public:
+  // weights (and what it borrows) must outlive the program; the K/V caches handed to Forward
+  // must live in memory the executor's steps reach.
+  DeviceForward(const ModelWeights& w, Exec& exec) : w_(w), exec_(exec) {
+    const ModelConfig& c = w.config;
+    auto up = [&](const auto& v) { return Upload(v.data(), v.size()); };
+    embed_e8_ = Upload(w.embed_e8, static_cast<size_t>(c.vocab * c.hidden));
+    embed_m_ = up(w.embed_m);
+    embed_k_ = up(w.embed_k);
+    rope_cos_ = up(w.rope_cos);
+    rope_sin_ = up(w.rope_sin);
+    for (const LayerWeights& l : w.layers) {
+      Layer d{};
+      d.q_m = up(l.q.m), d.k_m = up(l.k.m), d.v_m = up(l.v.m), d.o_m = up(l.o.m);
+      d.gate_m = up(l.gate.m), d.up_m = up(l.up.m), d.down_m = up(l.down.m);
+      d.q_k = l.q.k, d.k_k = l.k.k, d.v_k = l.v.k, d.o_k = l.o.k;
+      d.gate_k = l.gate.k, d.up_k = l.up.k, d.down_k = l.down.k;
+      d.q_norm_m = up(l.q_norm_m), d.k_norm_m = up(l.k_norm_m);
+      d.q_norm_k = l.q_norm_k, d.k_norm_k = l.k_norm_k;
+      d.as_m = up(l.as_m), d.ms_m = up(l.ms_m), d.ds_m = up(l.ds_m), d.os_m = up(l.os_m);
+      d.qs_m = up(l.qs_m);
+      d.as_k = l.as_k, d.ms_k = l.ms_k, d.ds_k = l.ds_k, d.os_k = l.os_k, d.qs_k = l.qs_k;
+      d.kq_m = up(l.kq_m), d.kq_k = up(l.kq_k), d.ks_m = up(l.ks_m), d.ks_k = up(l.ks_k);
+      d.vq_m = up(l.vq_m), d.vq_k = up(l.vq_k);
+      d.attn_out_col_m = up(l.attn_out_col_m);
+      d.attn_out_col_k = l.attn_out_col_k, d.k_rowk = l.k_rowk;
+      layers_.push_back(d);
+      Packed p;
+      auto pack = [&](const LinearWeights& lw) { return exec_.Pack(lw.w8t, lw.in, lw.out); };
+      p.q = pack(l.q), p.k = pack(l.k), p.v = pack(l.v), p.o = pack(l.o);
+      p.gate = pack(l.gate), p.up = pack(l.up), p.down = pack(l.down);
+      packed_.push_back(std::move(p));
+    }
+    head_ = exec_.Pack(w.head_w8t, c.hidden, c.vocab);
+    counters_ = Alloc<int64_t>(kCounters);
+  }
+
+  ~DeviceForward() {
+    exec_.Finish();
+    for (void* p : buffers_) exec_.Free(p);
+    for (void* p : owned_) exec_.Free(p);
+  }
+  DeviceForward(const DeviceForward&) = delete;
+  DeviceForward& operator=(const DeviceForward&) = delete;
+
+  // IntQwen3::Forward's contract (engine/model.h) without a trace; the rows' caches must be the
+  // executor's. Adds the call's wrap events to *wraps.
+  void Forward(std::span<ForwardRow> rows, WrapEvents* wraps) {
+    const ModelConfig& c = w_.config;
+    int64_t tokens = 0, max_slots = 1;
+    std::vector<int64_t>& info = token_info_;
+    info.clear();
+    for (const ForwardRow& r : rows) {
+      DV_CHECK(r.n_tokens > 0) << "a forward row needs at least one token";
+      DV_CHECK(r.cache->length() + r.n_tokens <= r.cache->capacity())
+          << "K/V cache capacity " << r.cache->capacity() << " exceeded";
+      DV_CHECK(r.cache->length() + r.n_tokens <= std::min(c.max_pos, kMaxRowSlots))
+          << "position " << r.cache->length() + r.n_tokens << " beyond the model's range";
+      for (int64_t i = 0; i < r.n_tokens; ++i) {
+        DV_CHECK(r.ids[i] >= 0 && r.ids[i] < c.vocab) << "token id " << r.ids[i];
+        info.insert(info.end(),
+                    {r.ids[i], r.cache->length() + i,
+                     static_cast<int64_t>(reinterpret_cast<intptr_t>(r.cache->k_data())),
+                     static_cast<int64_t>(reinterpret_cast<intptr_t>(r.cache->v_data())),
+                     r.cache->head_bytes()});
+      }
+      tokens += r.n_tokens;
+      // Scratch for the cache's capacity, so a decode loop keeps its buffers (and graphs).
+      max_slots = std::max(max_slots, r.cache->capacity());
+    }
+    Ensure(tokens, max_slots, static_cast<int64_t>(rows.size()));
+    Tensors t = tensors_;
+    exec_.Upload(token_, info.data(), info.size() * sizeof(int64_t));
+    exec_.Zero(counters_, kCounters * sizeof(int64_t));
+    const int64_t M = tokens, H = c.hidden;
+
+    // The LM head's rows: every token of a row with all_logits, the last one of a row with
+    // last_logits only.
+    std::vector<int64_t>& want = want_tokens_;
+    want.clear();
+    int64_t t0 = 0;
+    for (const ForwardRow& r : rows) {
+      if (r.all_logits != nullptr) {
+        for (int64_t i = 0; i < r.n_tokens; ++i) want.push_back(t0 + i);
+      } else if (r.last_logits != nullptr) {
+        want.push_back(t0 + r.n_tokens - 1);
+      }
+      t0 += r.n_tokens;
+    }
+    const auto G = static_cast<int64_t>(want.size());
+    if (G > 0) exec_.Upload(want_, want.data(), want.size() * sizeof(int64_t));
+
+    exec_.Run(M, G, [&] {
+      exec_.Launch(M, EmbedStep{t});
+      for (int64_t layer = 0; layer < c.n_layers; ++layer) {
+        const Layer& L = layers_[static_cast<size_t>(layer)];
+        const Packed& P = packed_[static_cast<size_t>(layer)];
+        exec_.Launch(M, NormQuantStep{t, L.as_m, L.as_k});
+        exec_.Gemm(t.x8, M, *P.q, t.pq);
+        exec_.Gemm(t.x8, M, *P.k, t.pk);
+        exec_.Gemm(t.x8, M, *P.v, t.pv);
+        exec_.Launch(M * (c.n_q_heads + c.n_kv_heads), QkvHeadStep{t, L, layer});
+        for (int64_t first = 0; first < M * c.n_q_heads; first += attend_items_) {
+          const int64_t n = std::min(attend_items_, M * c.n_q_heads - first);
+          exec_.Launch(n, Offset<AttendStep>{AttendStep{t, L, layer, first}, first});
+        }
+        exec_.Launch(M, OutInputStep{t, L});
+        exec_.Gemm(t.x8, M, *P.o, t.po);
+        exec_.Launch(M, ResidualStep{t, L.o_m, L.o_k});
+        exec_.Launch(M, NormQuantStep{t, L.ms_m, L.ms_k});
+        exec_.Gemm(t.x8, M, *P.gate, t.pg);
+        exec_.Gemm(t.x8, M, *P.up, t.pu);
+        exec_.Launch(M, MlpStep{t, L});
+        exec_.Gemm(t.x8, M, *P.down, t.po);
+        exec_.Launch(M, ResidualStep{t, L.down_m, L.down_k});
+      }
+      exec_.Launch(M, NormQuantStep{t, nullptr, 0});
+      if (G > 0) {
+        exec_.Launch(G, GatherStep{t.x8, head_x8_, want_, Pad4(H)});
+        exec_.Gemm(head_x8_, G, *head_, head_logits_);
+      }
+    });
+    int64_t counts[kCounters] = {};
+    exec_.Download(counts, counters_, sizeof(counts));
+    std::vector<int64_t>& xm = xm_host_;
+    std::vector<int64_t>& xk = xk_host_;
+    xm.resize(static_cast<size_t>(M));
+    xk.resize(static_cast<size_t>(M));
+    exec_.Download(xm.data(), t.xm, xm.size() * sizeof(int64_t));
+    exec_.Download(xk.data(), t.xk, xk.size() * sizeof(int64_t));
+    ThrowIfDividedByZero(counts[kZeroK], counts[kZeroV], counts[kZeroExp]);
+
+    // The wanted logits in one copy, rows of Pad4(V), then into each row's buffers.
+    const int64_t ld = Pad4(c.vocab);
+    std::vector<int32_t>& logits = logits_host_;
+    logits.resize(static_cast<size_t>(G * ld));
+    if (G > 0) exec_.Download(logits.data(), head_logits_, logits.size() * sizeof(int32_t));
+    const int32_t* g = logits.data();
+    t0 = 0;
+    for (ForwardRow& r : rows) {
+      if (r.all_scale_m) std::copy_n(xm.data() + t0, r.n_tokens, r.all_scale_m);
+      if (r.all_scale_k) std::copy_n(xk.data() + t0, r.n_tokens, r.all_scale_k);
+      if (r.all_logits != nullptr) {
+        for (int64_t i = 0; i < r.n_tokens; ++i, g += ld) {
+          std::copy_n(g, c.vocab, r.all_logits + i * c.vocab);
+        }
+        if (r.last_logits) {
+          std::copy_n(r.all_logits + (r.n_tokens - 1) * c.vocab, c.vocab, r.last_logits);
+        }
+      } else if (r.last_logits != nullptr) {
+        std::copy_n(g, c.vocab, r.last_logits);
+        g += ld;
+      }
+      t0 += r.n_tokens;
+    }
+    for (ForwardRow& r : rows) r.cache->Advance(r.n_tokens);
+    wraps->q_quant += counts[kWrapsQ];
+    wraps->down_input += counts[kWrapsDown];
+    wraps->other += counts[kWrapsOther];
+  }
+
+  // Attention items per launch (their scratch is items x slots x 16 bytes); the buffers are
+  // made again at the next call.
+  void set_attend_items(int64_t n) {
+    attend_items_ = std::max<int64_t>(n, 1);
+    cap_tokens_ = 0;
+  }
+
+ private:
+  struct Packed {
+    std::unique_ptr<PackedWeight> q, k, v, o, gate, up, down;
+  };
+
+  // Executor memory for n T, owned by the program (constants) or by the current set of
+  // activation buffers (freed when Ensure replaces them).
+  template <typename T>
+  T* Alloc(int64_t n, std::vector<void*>* owner = nullptr) {
+    void* p = exec_.Alloc(static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(T));
+    (owner != nullptr ? owner : &owned_)->push_back(p);
+    return static_cast<T*>(p);
+  }
+  template <typename T>
+  T* Buffer(int64_t n) {
+    return Alloc<T>(n, &buffers_);
+  }
+  template <typename T>
+  const T* Upload(const T* src, size_t n) {
+    T* p = Alloc<T>(static_cast<int64_t>(n));
+    if (n > 0) exec_.Upload(p, src, n * sizeof(T));
+    return p;
+  }
+
+  // Sizes every buffer for `tokens` tokens, rows of up to `slots` slots and `rows` rows; grows
+  // only (the old buffers stay owned until the program goes).
+  void Ensure(int64_t tokens, int64_t slots, int64_t rows) {
+    const ModelConfig& c = w_.config;
+    const int64_t H = c.hidden, qd = c.n_q_heads * c.head_dim, kvd = c.n_kv_heads * c.head_dim;
+    const int64_t I = c.intermediate;
+    if (tokens <= cap_tokens_ && slots <= cap_slots_ && rows <= cap_rows_) return;
+    cap_tokens_ = std::max(cap_tokens_, tokens);
+    cap_slots_ = std::max(cap_slots_, slots);
+    cap_rows_ = std::max(cap_rows_, rows);
+    const int64_t M = cap_tokens_, gm = exec_.GemmRows(M);
+    // The old buffers go once nothing queued uses them, and with them every recorded replay.
+    exec_.Finish();
+    exec_.Forget();
+    for (void* p : buffers_) exec_.Free(p);
+    buffers_.clear();
+    Tensors& t = tensors_;
+    t.hidden = H, t.nq = c.n_q_heads, t.nkv = c.n_kv_heads, t.d = c.head_dim;
+    t.inter = I, t.vocab = c.vocab, t.group = c.group(), t.qk_norm = c.qk_norm;
+    t.embed_e8 = embed_e8_, t.embed_m = embed_m_, t.embed_k = embed_k_;
+    t.rope_cos = rope_cos_, t.rope_sin = rope_sin_;
+    token_ = Buffer<int64_t>(M * kTokenFields);
+    t.token = token_;
+    t.h = Buffer<int32_t>(M * H);
+    t.k_res = Buffer<int64_t>(M);
+    t.x8 = Buffer<int8_t>(gm * Pad4(std::max({H, qd, I})));
+    t.xm = Buffer<int64_t>(M);
+    t.xk = Buffer<int64_t>(M);
+    t.pq = Buffer<int32_t>(gm * Pad4(qd));
+    t.pk = Buffer<int32_t>(gm * Pad4(kvd));
+    t.pv = Buffer<int32_t>(gm * Pad4(kvd));
+    t.po = Buffer<int32_t>(gm * Pad4(H));
+    t.pg = Buffer<int32_t>(gm * Pad4(I));
+    t.pu = Buffer<int32_t>(gm * Pad4(I));
+    t.q8 = Buffer<int8_t>(M * qd);
+    t.qm = Buffer<int64_t>(M * c.n_q_heads);
+    t.qk = Buffer<int64_t>(M * c.n_q_heads);
+    t.ctx = Buffer<int64_t>(M * qd);
+    // Per-item scratch: a token's widest row, or one head of a (token, head) item.
+    t.scratch_stride = std::max({H, qd, I});
+    const int64_t scratch = std::max(M * t.scratch_stride, M * (qd + kvd));
+    t.y32 = Buffer<int32_t>(scratch);
+    t.y64 = Buffer<int64_t>(scratch);
+    t.s64 = Buffer<int64_t>(M * t.scratch_stride);
+    t.slots = cap_slots_;
+    const int64_t attend = std::min(attend_items_, M * c.n_q_heads);
+    t.scores = Buffer<int32_t>(attend * t.slots);
+    t.probs = Buffer<int32_t>(attend * t.slots);
+    t.exps = Buffer<int64_t>(attend * t.slots);
+    t.counters = counters_;
+    const int64_t gr = exec_.GemmRows(std::max(cap_rows_, M));
+    want_ = Buffer<int64_t>(std::max(cap_rows_, M));
+    head_x8_ = Buffer<int8_t>(gr * Pad4(H));
+    head_logits_ = Buffer<int32_t>(gr * Pad4(c.vocab));
+  }
+
+  const ModelWeights& w_;
+  Exec& exec_;
+  std::vector<void*> owned_, buffers_;
+  const int8_t* embed_e8_ = nullptr;
+  const int64_t *embed_m_ = nullptr, *embed_k_ = nullptr;
+  const int16_t *rope_cos_ = nullptr, *rope_sin_ = nullptr;
+  std::vector<Layer> layers_;
+  std::vector<Packed> packed_;
+  std::unique_ptr<PackedWeight> head_;
+  int64_t* counters_ = nullptr;
+  int64_t* token_ = nullptr;
+  int64_t* want_ = nullptr;
+  int8_t* head_x8_ = nullptr;
+  int32_t* head_logits_ = nullptr;
+  Tensors tensors_{};
+  int64_t cap_tokens_ = 0, cap_slots_ = 0, cap_rows_ = 0;
+  int64_t attend_items_ = 4096;
+  std::vector<int64_t> token_info_, want_tokens_, xm_host_, xk_host_;
+  std::vector<int32_t> logits_host_;
+};
+
+}  // namespace dv::device

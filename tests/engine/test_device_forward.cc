@@ -1,0 +1,285 @@
+// The device-resident forward program (engine/backends/device_forward.h) on a host emulation of
+// its executor against IntQwen3 on the reference backend: every call's logits (every token's,
+// or the last one's), the row scales, the wrap events and the ArithmeticError of a division by
+// zero must be the same, for batches of rows of different lengths, prefill split across calls,
+// greedy decode, on the DetLLM fixtures (tiny-w2 and tiny-w2b wrap int64), the synthetic model
+// and the no-QK-Norm (Llama) artifact, at block sizes 1, 5 and 32, with and without recorded
+// replays of the decode calls (the emulation of CUDA graphs).
+//
+// The emulated executor is as plain as it can be: zero-filled heap memory, memcpy for the
+// copies, the triple loop for the GEMMs (at the device's row strides), every block of a launch
+// on HostBlock one after another. What it shares with the CUDA executor is the program itself.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/artifact.h"
+#include "engine/backends/device_forward.h"
+#include "engine/backends/reference_backend.h"
+#include "engine/model.h"
+#include "engine/model_source.h"
+#include "tests/engine/test_support.h"
+
+namespace dv {
+namespace {
+
+using device::Pad4;
+
+class HostExec {
+ public:
+  HostExec(int threads, bool graphs) : threads_(threads), graphs_(graphs) {}
+  void* Alloc(size_t bytes) { return std::calloc(bytes, 1); }
+  void Free(void* p) { std::free(p); }
+  void Upload(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+  void Download(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+  void Zero(void* dst, size_t bytes) { std::memset(dst, 0, bytes); }
+
+  struct Weight final : PackedWeight {
+    const int8_t* w8t = nullptr;
+  };
+  std::unique_ptr<PackedWeight> Pack(const int8_t* w8t, int64_t k, int64_t n) {
+    auto w = std::make_unique<Weight>();
+    w->w8t = w8t;
+    w->k = k;
+    w->n = n;
+    return w;
+  }
+  void Gemm(const int8_t* a, int64_t m, const PackedWeight& pw, int32_t* c) {
+    const auto& w = static_cast<const Weight&>(pw);
+    Enqueue([this, a, m, &w, c] {
+      const int64_t lda = Pad4(w.k), ldc = Pad4(w.n);
+      for (int64_t t = 0; t < m; ++t) {
+        int32_t* row = c + t * ldc;
+        for (int64_t o = 0; o < w.n; ++o) row[o] = 0;
+        for (int64_t i = 0; i < w.k; ++i) {
+          const int32_t x = a[t * lda + i];
+          const int8_t* wr = w.w8t + i * w.n;
+          for (int64_t o = 0; o < w.n; ++o) row[o] += x * wr[o];
+        }
+      }
+      ++gemms_;
+    });
+  }
+  int64_t GemmRows(int64_t m) const { return m; }
+  template <typename Step>
+  void Launch(int64_t items, const Step& step) {
+    // As a kernel launch: the step's arguments are taken by value now.
+    Enqueue([this, items, step] {
+      block::HostBlock b(threads_);
+      for (int64_t i = 0; i < items; ++i) step(b, i);
+      ++launches_;
+    });
+  }
+  // With graphs on, as a CUDA graph: the first call of a shape records what it enqueues (the
+  // operations with their arguments as they were then) and runs it; later calls of the shape
+  // replay the recording without calling enqueue. A program that passed a per-call value by
+  // value to a step or GEMM would compute with a stale one here, as on the device.
+  template <typename F>
+  void Run(int64_t tokens, int64_t gathered, F enqueue) {
+    if (!graphs_) {
+      enqueue();
+      return;
+    }
+    auto& recorded = recordings_[{tokens, gathered}];
+    if (recorded.empty()) {
+      recording_ = &recorded;
+      enqueue();
+      recording_ = nullptr;
+    } else {
+      ++replays_;
+    }
+    for (const auto& op : recorded) op();
+  }
+  void Forget() { recordings_.clear(); }
+  void Finish() {}
+
+  int64_t gemms() const { return gemms_; }
+  int64_t launches() const { return launches_; }
+  int64_t replays() const { return replays_; }
+
+ private:
+  void Enqueue(std::function<void()> op) {
+    if (recording_ != nullptr) {
+      recording_->push_back(std::move(op));
+    } else {
+      op();
+    }
+  }
+
+  int threads_;
+  bool graphs_;
+  int64_t gemms_ = 0, launches_ = 0, replays_ = 0;
+  std::map<std::pair<int64_t, int64_t>, std::vector<std::function<void()>>> recordings_;
+  std::vector<std::function<void()>>* recording_ = nullptr;
+};
+
+// (block threads, graphs)
+class DeviceForwardTest : public ::testing::TestWithParam<std::pair<int, bool>> {
+ protected:
+  // Runs the same calls through IntQwen3 (reference backend) and the program: rows of the given
+  // prompts, prefilled in pieces of `split` tokens (0: whole), then `steps` greedy decode calls
+  // of every row at once. Row 0 asks for every token's logits and scales in prefill.
+  void Compare(const ModelWeights& w, const std::vector<std::vector<int32_t>>& prompts,
+               int64_t split, int64_t steps, int64_t attend_items = 4096) {
+    auto ref_backend = MakeReferenceBackend();
+    IntQwen3 model(w, *ref_backend);
+    HostExec exec(GetParam().first, GetParam().second);
+    device::DeviceForward<HostExec> program(w, exec);
+    program.set_attend_items(attend_items);
+    const int64_t V = w.config.vocab;
+    const int64_t capacity = 80;
+    std::vector<std::unique_ptr<KvCache>> ca, cb;
+    for (size_t r = 0; r < prompts.size(); ++r) {
+      ca.push_back(std::make_unique<KvCache>(w.config, capacity, *ref_backend));
+      cb.push_back(std::make_unique<KvCache>(w.config, capacity, *ref_backend));
+    }
+    WrapEvents wraps;
+    std::vector<int32_t> next(prompts.size());
+    int call = 0;
+    auto run = [&](const std::vector<std::vector<int32_t>>& ids, bool all) {
+      const size_t n = ids.size();
+      std::vector<std::vector<int32_t>> la(n, std::vector<int32_t>(static_cast<size_t>(V))), lb(la);
+      const size_t t0 = ids[0].size();
+      std::vector<int32_t> aa(all ? t0 * static_cast<size_t>(V) : 0), ab(aa);
+      std::vector<int64_t> ma(all ? t0 : 0), mb(ma), ka(ma), kb(ma);
+      std::vector<ForwardRow> ra(n), rb(n);
+      for (size_t r = 0; r < n; ++r) {
+        ra[r] = {ca[r].get(), ids[r].data(), static_cast<int64_t>(ids[r].size()), la[r].data()};
+        rb[r] = {cb[r].get(), ids[r].data(), static_cast<int64_t>(ids[r].size()), lb[r].data()};
+      }
+      if (all) {
+        ra[0].all_logits = aa.data(), rb[0].all_logits = ab.data();
+        ra[0].all_scale_m = ma.data(), rb[0].all_scale_m = mb.data();
+        ra[0].all_scale_k = ka.data(), rb[0].all_scale_k = kb.data();
+      }
+      model.Forward(ra);
+      program.Forward(rb, &wraps);
+      for (size_t r = 0; r < n; ++r) {
+        ASSERT_EQ(la[r], lb[r]) << "call " << call << ", row " << r;
+        ASSERT_EQ(ca[r]->length(), cb[r]->length());
+        next[r] = model.GreedyPick(la[r].data());
+      }
+      ASSERT_EQ(aa, ab) << "call " << call << ": every token's logits";
+      ASSERT_EQ(ma, mb) << "call " << call;
+      ASSERT_EQ(ka, kb) << "call " << call;
+      const WrapEvents& want = model.wrap_events_by_site();
+      ASSERT_EQ(want.q_quant, wraps.q_quant) << "call " << call;
+      ASSERT_EQ(want.down_input, wraps.down_input) << "call " << call;
+      ASSERT_EQ(want.other, wraps.other) << "call " << call;
+      ++call;
+    };
+    // Prefill, in pieces.
+    size_t longest = 0;
+    for (const auto& p : prompts) longest = std::max(longest, p.size());
+    const size_t piece = split > 0 ? static_cast<size_t>(split) : longest;
+    for (size_t at = 0; at < longest; at += piece) {
+      std::vector<std::vector<int32_t>> ids;
+      for (const auto& p : prompts) {
+        // Rows whose prompt is done by now decode their greedy token instead.
+        if (at < p.size()) {
+          ids.emplace_back(p.begin() + static_cast<std::ptrdiff_t>(at),
+                           p.begin() + static_cast<std::ptrdiff_t>(std::min(p.size(), at + piece)));
+        } else {
+          ids.push_back({next[ids.size()]});
+        }
+      }
+      ASSERT_NO_FATAL_FAILURE(run(ids, at == 0));
+    }
+    for (int64_t s = 0; s < steps; ++s) {
+      std::vector<std::vector<int32_t>> ids;
+      for (const int32_t t : next) ids.push_back({t});
+      ASSERT_NO_FATAL_FAILURE(run(ids, false));
+    }
+    EXPECT_GT(exec.launches(), 0);
+    // Decode calls of one shape after the first are replays.
+    if (GetParam().second) {
+      EXPECT_GE(exec.replays(), steps - 1);
+    }
+  }
+};
+
+const std::vector<std::vector<int32_t>> kPrompts = {
+    {11, 48, 85, 122, 159, 196, 233, 270, 307, 344, 381, 418, 455},
+    {5, 9},
+    {700, 3, 14, 15, 92, 65, 35}};
+
+TEST_P(DeviceForwardTest, DetllmFixtures) {
+  for (const std::string& fixture : test::kDetllmFixtures) {
+    SCOPED_TRACE(fixture);
+    const auto artifact = Artifact::Load(test::FixtureDir(fixture));
+    std::vector<std::vector<int32_t>> prompts = kPrompts;
+    const int64_t V = artifact->weights().config.vocab;
+    for (auto& p : prompts) {
+      for (auto& id : p) id = static_cast<int32_t>(id % V);
+    }
+    ASSERT_NO_FATAL_FAILURE(Compare(artifact->weights(), prompts, 0, 12));
+  }
+}
+
+TEST_P(DeviceForwardTest, SyntheticSplitPrefillAndAttentionInChunks) {
+  const auto artifact = LoadSynthetic("qwen3-tiny", 0);
+  ASSERT_NO_FATAL_FAILURE(Compare(artifact->weights(), kPrompts, 4, 10));
+  // Attention launched a few items at a time (its scratch reused across launches).
+  ASSERT_NO_FATAL_FAILURE(Compare(artifact->weights(), kPrompts, 0, 4, 3));
+}
+
+TEST_P(DeviceForwardTest, LlamaVariantWithoutQkNorm) {
+  const auto artifact = Artifact::Load(test::DataDir() + "/llama/llama-tiny-int");
+  ASSERT_FALSE(artifact->weights().config.qk_norm);
+  std::vector<std::vector<int32_t>> prompts = kPrompts;
+  for (auto& p : prompts) {
+    for (auto& id : p) id = static_cast<int32_t>(id % artifact->weights().config.vocab);
+  }
+  ASSERT_NO_FATAL_FAILURE(Compare(artifact->weights(), prompts, 5, 8));
+}
+
+// A V-cache denominator that wraps to 0 (docs/SPEC.md §2.3): both refuse the call with the same
+// one-line error, and neither row's cache advances.
+TEST_P(DeviceForwardTest, DivisionByZeroIsTheSameError) {
+  const auto artifact = LoadSynthetic("qwen3-tiny", 0);
+  ModelWeights w = artifact->weights();
+  // The shift xk + v.k - vq_k passes 63 for every token: vq_m << it is 0.
+  w.layers[1].vq_k[0] = -kMaxArtifactShift;
+  auto backend = MakeReferenceBackend();
+  IntQwen3 model(w, *backend);
+  HostExec exec(GetParam().first, GetParam().second);
+  device::DeviceForward<HostExec> program(w, exec);
+  KvCache a(w.config, 16, *backend), b(w.config, 16, *backend);
+  const std::vector<int32_t> ids = {1, 2, 3};
+  std::vector<int32_t> la(static_cast<size_t>(w.config.vocab)), lb(la);
+  ForwardRow ra{&a, ids.data(), 3, la.data()}, rb{&b, ids.data(), 3, lb.data()};
+  std::string want, got;
+  try {
+    model.Forward(std::span(&ra, 1));
+  } catch (const ArithmeticError& e) {
+    want = e.what();
+  }
+  WrapEvents wraps;
+  try {
+    program.Forward(std::span(&rb, 1), &wraps);
+  } catch (const ArithmeticError& e) {
+    got = e.what();
+  }
+  ASSERT_FALSE(want.empty()) << "the reference did not divide by zero: the test lost its point";
+  EXPECT_EQ(want, got);
+  EXPECT_EQ(a.length(), 0);
+  EXPECT_EQ(b.length(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(BlockSizesAndGraphs, DeviceForwardTest,
+                         ::testing::Values(std::pair{1, false}, std::pair{5, true},
+                                           std::pair{32, false}, std::pair{32, true}),
+                         [](const ::testing::TestParamInfo<std::pair<int, bool>>& p) {
+                           return std::to_string(p.param.first) + "_threads" +
+                                  (p.param.second ? "_graphs" : "");
+                         });
+
+}  // namespace
+}  // namespace dv
