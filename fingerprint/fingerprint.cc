@@ -195,16 +195,19 @@ nlohmann::json CollectFingerprint(nlohmann::json gpu) {
 }
 
 std::string MachineId(const nlohmann::json& fingerprint) {
-  // What a cuda run chose (the GEMM kernels per shape, whether decode ran as graphs) describes
-  // the run, not the machine.
+  // What a cuda run chose (the GEMM kernels per shape, whether decode ran as graphs, which
+  // forward pass ran) describes the run, not the machine.
+  static constexpr const char* kRunFacts[] = {"gemm_algorithms", "cuda_graphs", "forward"};
   if (fingerprint.is_object()) {
     const auto gpu = fingerprint.find("gpu");
-    if (gpu != fingerprint.end() && gpu->is_object() &&
-        (gpu->contains("gemm_algorithms") || gpu->contains("cuda_graphs"))) {
-      nlohmann::json copy = fingerprint;
-      copy["gpu"].erase("gemm_algorithms");
-      copy["gpu"].erase("cuda_graphs");
-      return Sha256Hex(CanonicalJson(copy));
+    if (gpu != fingerprint.end() && gpu->is_object()) {
+      bool any = false;
+      for (const char* key : kRunFacts) any = any || gpu->contains(key);
+      if (any) {
+        nlohmann::json copy = fingerprint;
+        for (const char* key : kRunFacts) copy["gpu"].erase(key);
+        return Sha256Hex(CanonicalJson(copy));
+      }
     }
   }
   return Sha256Hex(CanonicalJson(fingerprint));

@@ -24,8 +24,9 @@
 //                                name, compute_capability, memory_bytes, driver, runtime,
 //                                cublaslt (versions), gemm (the kernel option) and
 //                                gemm_algorithms (the kernel and cuBLASLt algorithm chosen per
-//                                GEMM shape) and cuda_graphs (what became of the row's
-//                                cuda_graphs request); these two are left out of MachineId;
+//                                GEMM shape), forward ("resident": the whole pass on the
+//                                device; "host rows") and cuda_graphs ("on" / "off", the row's
+//                                request); these three are left out of MachineId;
 //                                null for host backends
 #pragma once
 
@@ -47,10 +48,10 @@ inline constexpr int kFingerprintVersion = 1;
 // os/os_facts.h. Never throws for missing OS files; fields fall back to "unknown" or 0.
 nlohmann::json CollectFingerprint(nlohmann::json gpu = nullptr);
 
-// Lowercase hex SHA-256 of CanonicalJson(fingerprint) without gpu.gemm_algorithms and
-// gpu.cuda_graphs (facts of the run, not of the machine). A cuda row's fingerprint has its GPU, so its machine id
-// names the host with that GPU, not the host alone. Throws CanonicalJsonError when the
-// fingerprint holds a float.
+// Lowercase hex SHA-256 of CanonicalJson(fingerprint) without gpu.gemm_algorithms,
+// gpu.forward and gpu.cuda_graphs (facts of the run, not of the machine). A cuda row's fingerprint
+// has its GPU, so its machine id names the host with that GPU, not the host alone. Throws
+// CanonicalJsonError when the fingerprint holds a float.
 std::string MachineId(const nlohmann::json& fingerprint);
 
 // A short label for report tables, e.g. "AMD EPYC 9654 (cpu)", "NVIDIA H200 (cuda)",

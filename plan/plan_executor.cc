@@ -196,6 +196,9 @@ PlanResult ExecutePlan(const RunPlan& plan, const std::string& plan_sha256,
   BackendOptions options;
   options.threads = static_cast<int>(plan.threads);
   options.cpu_isa = plan.isa;
+  // A cuda row decodes through CUDA graphs only where its configuration asks (cuda_graphs);
+  // the backend's facts in the fingerprint say which ran.
+  options.cuda_graphs = plan.cuda_graphs;
   const ResolvedBackend resolved = ResolveBackend(plan.backend, options);
   auto backend = MakeBackend(resolved);
   IntQwen3 model(artifact->weights(), *backend);
@@ -219,10 +222,6 @@ PlanResult ExecutePlan(const RunPlan& plan, const std::string& plan_sha256,
   out.threads = backend->NumThreads();
   out.wrap_events = model.wrap_events();
   nlohmann::json gpu = DeviceFactsJson(*backend);
-  if (plan.cuda_graphs && gpu.is_object()) {
-    // Said, not silently dropped: this build's cuda backend runs every step eagerly.
-    gpu["cuda_graphs"] = "requested; not used: this build's cuda backend has no graph capture";
-  }
   out.fingerprint = fingerprint::CollectFingerprint(std::move(gpu));
   const RowResult& r = results[ours];
   for (size_t i = 0; i < r.tokens.size(); ++i) {

@@ -2,8 +2,9 @@
 # The cuda backend's checks on a machine with an NVIDIA GPU, in one run, with every log kept: a
 # -Werror build for the GPU's own architecture, the cuda tests (the device GEMMs against
 # MatmulI8Ref for each kernel), the whole suite except slow (compat, golden, trace, wrap rows and
-# edges then run on `cuda` through EveryExecutionPath), the generate chains of cuda against cpu
-# on the built-in qwen3-0.6b model, `detverify run scenarios/quick.yaml` and `detverify bench
+# edges then run on `cuda` through EveryExecutionPath), the generate chains of cuda (its resident
+# forward pass, and with DETVERIFY_CUDA_FORWARD=host-rows its host row work) against cpu on the
+# built-in qwen3-0.6b model, `detverify run scenarios/quick.yaml` and `detverify bench
 # --backend cuda` beside the cpu backend, and the fp16 cuBLAS float rows (generate, bench).
 # Writes nvidia-smi's answer, each step's log and a summary to OUT (default
 # build-cuda-check/out); the exit status is the first failure's.
@@ -36,10 +37,14 @@ step ctest-cuda ctest --test-dir "$build" -L cuda --output-on-failure
 step ctest-all ctest --test-dir "$build" -LE slow -j "$(nproc)" --output-on-failure --timeout 900
 bin="$build/cli/detverify"
 prompt=$(seq -s, 1 64)
-for backend in cpu cuda; do
+for backend in cpu cuda cuda-host-rows; do
   for batch in 1 8; do
-    step "generate-$backend-b$batch" "$bin" generate --backend "$backend" --preset qwen3-0.6b \
-      --prompt-ids "$prompt" --max-new 64 --batch "$batch" --co-prompts random
+    # cuda-host-rows: the cuda backend with its row work on the host (DETVERIFY_CUDA_FORWARD).
+    forward=resident
+    [ "$backend" = cuda-host-rows ] && forward=host-rows
+    step "generate-$backend-b$batch" env DETVERIFY_CUDA_FORWARD="$forward" "$bin" generate \
+      --backend "${backend%-host-rows}" --preset qwen3-0.6b --prompt-ids "$prompt" --max-new 64 \
+      --batch "$batch" --co-prompts random
   done
 done
 # Every generate row prints the same chain, or the backend is not bit-identical.
@@ -48,6 +53,8 @@ echo "generate: $chains distinct logits chains over cpu/cuda x b1/b8 (must be 1)
 [ "$chains" -eq 1 ] || status=1
 step run-quick "$bin" run scenarios/quick.yaml --db "$out/results.sqlite"
 step bench-cuda "$bin" bench --preset qwen3-0.6b --backend cuda --repeats 3
+step bench-cuda-host-rows env DETVERIFY_CUDA_FORWARD=host-rows "$bin" bench --preset qwen3-0.6b \
+  --backend cuda --repeats 1 --scaling off
 step bench-cpu "$bin" bench --preset qwen3-0.6b --backend cpu --repeats 3
 # The fp16 cuBLAS contrast: the float engine's GEMMs on the GPU, batch 1 and 8 (chains expected
 # to differ between them; recorded, never judged), and its bench beside the int8 rows'.

@@ -83,6 +83,7 @@ ResolvedBackend ResolveBackend(BackendKind kind, const BackendOptions& options) 
   if (kind == BackendKind::kCuda) {
     // The host's share (the row work between GEMMs) runs on the cpu backend's threads.
     r.threads = options.threads > 0 ? options.threads : CpuBackendDefaultThreads();
+    r.cuda_graphs = options.cuda_graphs;
   }
   return r;
 }
@@ -101,6 +102,7 @@ std::unique_ptr<Backend> MakeBackend(const ResolvedBackend& r) {
 #if defined(DV_HAVE_CUDA_BACKEND)
       CudaBackendOptions cuda;
       cuda.host_threads = r.threads;
+      cuda.graphs = r.cuda_graphs;
       return MakeCudaBackend(cuda);
 #else
       break;

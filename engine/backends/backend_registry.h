@@ -13,15 +13,17 @@
 namespace dv {
 
 struct BackendOptions {
-  int threads = 0;      // 0: every CPU this process may run on (cpu backend)
-  std::string cpu_isa;  // cpu backend: a level name, or "" for DETVERIFY_CPU_ISA or the widest
+  int threads = 0;          // 0: every CPU this process may run on (cpu backend)
+  std::string cpu_isa;      // cpu backend: a level name, or "" for DETVERIFY_CPU_ISA or the widest
+  bool cuda_graphs = true;  // cuda backend: decode calls as CUDA graphs
 };
 
 // A backend as it will run: its kind, its thread count and, for the cpu backend, its SIMD level.
 struct ResolvedBackend {
   BackendKind kind = BackendKind::kReference;
   int threads = 1;
-  std::string isa;  // "avx512vnni", ... for cpu; "" for the others
+  std::string isa;          // "avx512vnni", ... for cpu; "" for the others
+  bool cuda_graphs = true;  // cuda: decode calls as CUDA graphs
 };
 
 // What `options` amount to here. Throws BackendError when the kind is not available, or the

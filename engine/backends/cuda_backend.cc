@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <new>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -15,6 +16,7 @@
 #include "base/check.h"
 #include "cuda_device/cuda_device.h"
 #include "engine/backends/cpu_backend.h"
+#include "engine/backends/cuda_forward.h"
 #include "engine/backends/cuda_gemm_dp4a.h"
 
 namespace dv {
@@ -161,9 +163,30 @@ std::string AlgoDescription(const cublasLtMatmulAlgo_t& algo) {
          std::to_string(get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING));
 }
 
-class CudaBackendImpl final : public Backend {
+// K/V cache storage the device program writes and a traced forward call reads on the host:
+// managed memory, which both reach.
+class ManagedKvStorage final : public KvStorage {
  public:
-  explicit CudaBackendImpl(const CudaBackendOptions& options) : gemm_(options.gemm) {
+  explicit ManagedKvStorage(size_t bytes) {
+    void* p = nullptr;
+    if (cudaMallocManaged(&p, bytes == 0 ? 1 : bytes) != cudaSuccess) {
+      cudaGetLastError();  // not sticky: the caller reports an allocation failure
+      throw std::bad_alloc();
+    }
+    if (cudaMemset(p, 0, bytes) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
+      cudaFree(p);
+      throw std::bad_alloc();
+    }
+    data_ = static_cast<uint8_t*>(p);
+    size_ = bytes;
+  }
+  ~ManagedKvStorage() override { cudaFree(data_); }
+};
+
+class CudaBackendImpl final : public Backend, public CudaGemmDevice {
+ public:
+  explicit CudaBackendImpl(const CudaBackendOptions& options)
+      : gemm_(options.gemm), resident_(options.resident), graphs_(options.graphs) {
     if (const std::string why = SelectCudaDevice(options.device); !why.empty()) {
       throw BackendError("backend 'cuda': " + why);
     }
@@ -204,8 +227,28 @@ class CudaBackendImpl final : public Backend {
   // run on the device, so there is nothing for idle host threads to read ahead.
   void RunRegion(FunctionRef<void()> fn) override { host_->RunRegion(fn); }
   std::unique_ptr<KvStorage> AllocateKvStorage(size_t bytes) override {
+    if (resident_) return std::make_unique<ManagedKvStorage>(bytes);
     return host_->AllocateKvStorage(bytes);
   }
+
+  // The resident program (engine/backends/cuda_forward.h), unless the options turned it off.
+  std::unique_ptr<ResidentForward> MakeResidentForward(const ModelWeights& weights) override {
+    if (!resident_) return nullptr;
+    CudaResidentOptions o;
+    o.graphs = graphs_;
+    return MakeCudaResidentForward(weights, *this, o);
+  }
+
+  // CudaGemmDevice: the same packed weights and kernels as the host-staged products.
+  std::unique_ptr<PackedWeight> PackForDevice(const int8_t* w8t, int64_t k, int64_t n) override {
+    return PackWeight(w8t, k, n);
+  }
+  void GemmOnDevice(const int8_t* a, int64_t m, const PackedWeight& w, int32_t* c) override {
+    if (m <= 0) return;
+    Multiply(static_cast<const CudaPackedWeight&>(w), TokensFor(m), a, c);
+  }
+  int64_t GemmRowsOnDevice(int64_t m) const override { return TokensFor(m) + kCudaGuardRows; }
+  CUstream_st* DeviceStream() const override { return stream_.get(); }
 
   std::vector<std::pair<std::string, std::string>> DeviceFacts() const override {
     int driver = 0, runtime = 0;
@@ -219,6 +262,8 @@ class CudaBackendImpl final : public Backend {
         {"runtime", std::to_string(runtime)},
         {"cublaslt", std::to_string(cublasLtGetVersion())},
         {"gemm", CudaGemmName(gemm_)},
+        {"forward", resident_ ? "resident" : "host rows"},
+        {"cuda_graphs", resident_ && graphs_ ? "on" : "off"},
     };
     std::string algos;
     for (const auto& [shape, plan] : plans_) {
@@ -262,7 +307,7 @@ class CudaBackendImpl final : public Backend {
     const int64_t k = w[0]->k;
     // Columns computed (the first m come back): rounded up only where cuBLASLt may run, whose
     // plans are per shape; the dp4a kernel needs no plan.
-    const int64_t tokens = gemm_ == CudaGemm::kDp4a ? m : CudaPlanTokens(m);
+    const int64_t tokens = TokensFor(m);
     const CudaGemmShape s0 = CudaGemmShapeFor(m, 1, k);
     const auto a_bytes = static_cast<size_t>(m * s0.k_pad);
     a_host_.Reserve(a_bytes);
@@ -294,7 +339,7 @@ class CudaBackendImpl final : public Backend {
     for (size_t i = 0; i < w.size(); ++i) {
       const auto& pw = static_cast<const CudaPackedWeight&>(*w[i]);
       int32_t* d = d_dev_.as<int32_t>() + d_offset[i];
-      Multiply(pw, tokens, d);
+      Multiply(pw, tokens, a_dev_.as<int8_t>(), d);
       CudaCheck(cudaMemcpy2DAsync(c_host_.as<int32_t>() + c_offset[i],
                                   static_cast<size_t>(pw.n) * sizeof(int32_t), d,
                                   static_cast<size_t>(pw.m_pad) * sizeof(int32_t),
@@ -310,19 +355,24 @@ class CudaBackendImpl final : public Backend {
   }
 
  private:
-  // d[m_pad x tokens] (column-major, ld m_pad) = W^T a, enqueued on the stream.
-  void Multiply(const CudaPackedWeight& w, int64_t tokens, int32_t* d) {
+  // Columns a GEMM of m tokens computes: rounded up only where cuBLASLt may run, whose plans
+  // are per shape; the dp4a kernel needs no plan.
+  int64_t TokensFor(int64_t m) const { return gemm_ == CudaGemm::kDp4a ? m : CudaPlanTokens(m); }
+
+  // d[m_pad x tokens] (column-major, ld m_pad) = W^T a (a: tokens rows of k_pad bytes, with
+  // guard rows after), enqueued on the stream.
+  void Multiply(const CudaPackedWeight& w, int64_t tokens, const int8_t* a, int32_t* d) {
     const GemmPlan& plan = PlanFor(w.m_pad, tokens, w.k_pad);
     if (!plan.lt) {
-      CudaCheck(cuda::LaunchGemmDp4a(w.w.as<int8_t>(), a_dev_.as<int8_t>(), d, w.m_pad, tokens,
-                                     w.k_pad, w.m_pad, stream_.get()),
+      CudaCheck(cuda::LaunchGemmDp4a(w.w.as<int8_t>(), a, d, w.m_pad, tokens, w.k_pad, w.m_pad,
+                                     stream_.get()),
                 "the dp4a GEMM kernel");
       return;
     }
     const int32_t alpha = 1, beta = 0;
-    LtCheck(cublasLtMatmul(lt_.get(), desc_.get(), &alpha, w.w.as<void>(), plan.a.get(),
-                           a_dev_.as<void>(), plan.b.get(), &beta, d, plan.d.get(), d, plan.d.get(),
-                           &plan.algo, workspace_.as<void>(), plan.workspace, stream_.get()),
+    LtCheck(cublasLtMatmul(lt_.get(), desc_.get(), &alpha, w.w.as<void>(), plan.a.get(), a,
+                           plan.b.get(), &beta, d, plan.d.get(), d, plan.d.get(), &plan.algo,
+                           workspace_.as<void>(), plan.workspace, stream_.get()),
             "matmul");
   }
 
@@ -368,6 +418,7 @@ class CudaBackendImpl final : public Backend {
   }
 
   CudaGemm gemm_;
+  bool resident_, graphs_;
   int device_ = 0;
   cudaDeviceProp props_{};
   // Before everything below that uses them, so destroyed after it.
@@ -401,6 +452,12 @@ const char* CudaGemmName(CudaGemm gemm) {
       return "dp4a";
   }
   return "auto";
+}
+
+bool ParseCudaForward(const std::string& name) {
+  if (name == "resident") return true;
+  if (name == "host-rows") return false;
+  throw BackendError("unknown cuda forward pass '" + name + "' (resident, host-rows)");
 }
 
 int64_t CudaPlanTokens(int64_t tokens) {
@@ -444,6 +501,9 @@ std::unique_ptr<Backend> MakeCudaBackend(const CudaBackendOptions& options) {
     if (const char* env = std::getenv("DETVERIFY_CUDA_GEMM"); env != nullptr && *env != '\0') {
       o.gemm = ParseCudaGemm(env);
     }
+  }
+  if (const char* env = std::getenv("DETVERIFY_CUDA_FORWARD"); env != nullptr && *env != '\0') {
+    o.resident = ParseCudaForward(env);
   }
   return std::make_unique<CudaBackendImpl>(o);
 }

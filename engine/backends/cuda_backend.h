@@ -1,4 +1,11 @@
-// The cuda backend: the int8 GEMMs of the forward pass on an NVIDIA GPU, exact.
+// The cuda backend: the int8 forward pass on an NVIDIA GPU, exact.
+//
+// By default the whole pass runs on the device (engine/backends/cuda_forward.h): the weights,
+// the activations and the K/V caches stay there, each step between two GEMMs is a kernel built
+// from the operators themselves (engine/backends/device_forward.h, block_row_ops.h), and decode
+// calls replay CUDA graphs. `DETVERIFY_CUDA_FORWARD=host-rows` (CudaBackendOptions::resident =
+// false) keeps the earlier split instead, described below: GEMMs on the device, row work on the
+// host; a traced call always takes that path.
 //
 // Every linear layer runs on the device as c[tokens, out] = a[tokens, k] * W with int8 operands
 // and int32 accumulation, through cuBLASLt (CUBLAS_COMPUTE_32I, scale type CUDA_R_32I, A/B
@@ -43,7 +50,15 @@ struct CudaBackendOptions {
   int host_threads = 0;  // threads of the host's row work; 0: every CPU this process may run on
   // kAuto unless DETVERIFY_CUDA_GEMM (auto | cublaslt | dp4a) says otherwise.
   CudaGemm gemm = CudaGemm::kAuto;
+  // The whole pass on the device (K/V caches in managed memory), unless DETVERIFY_CUDA_FORWARD
+  // (resident | host-rows) says otherwise.
+  bool resident = true;
+  // Decode calls of the resident pass as CUDA graphs, one per batch shape.
+  bool graphs = true;
 };
+
+// "resident" -> true, "host-rows" -> false; BackendError naming the two otherwise.
+bool ParseCudaForward(const std::string& name);
 
 // The GEMM operands' shapes as the device sees them (column-major, cuBLASLt's names): m = out
 // padded to 4, n = tokens, k padded to 4; lda = ldb = k_pad, ldd = m_pad.

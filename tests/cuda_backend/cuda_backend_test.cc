@@ -9,11 +9,16 @@
 #include <vector>
 
 #include "cuda_device/cuda_device.h"
+#include "engine/artifact.h"
 #include "engine/backends/backend_registry.h"
 #include "engine/backends/cuda_backend.h"
 #include "engine/backends/cuda_gemm_dp4a_lane.h"
 #include "engine/backends/reference_backend.h"
+#include "engine/generate.h"
+#include "engine/model.h"
+#include "engine/model_source.h"
 #include "tests/cpu_backend/cpu_test_support.h"
+#include "tests/engine/test_support.h"
 
 namespace dv {
 namespace {
@@ -307,6 +312,88 @@ INSTANTIATE_TEST_SUITE_P(Kernels, CudaDevice,
                          [](const ::testing::TestParamInfo<CudaGemm>& p) {
                            return std::string(CudaGemmName(p.param));
                          });
+
+TEST(CudaBackendHost, ForwardNames) {
+  EXPECT_TRUE(ParseCudaForward("resident"));
+  EXPECT_FALSE(ParseCudaForward("host-rows"));
+  EXPECT_THROW(ParseCudaForward("device"), BackendError);
+}
+
+// The resident forward pass (engine/backends/cuda_forward.h) against the reference backend:
+// batches of rows of different lengths, prefill split in pieces, greedy decode (replayed graphs
+// after the first decode call of each shape), on the DetLLM fixtures (tiny-w2 and tiny-w2b wrap
+// int64) and the synthetic model; every call's logits and the wrap events equal. Parameters:
+// GEMM kernel, graphs on or off.
+class CudaResident : public ::testing::TestWithParam<std::pair<CudaGemm, bool>> {
+ protected:
+  void SetUp() override {
+    if (!HaveDevice()) {
+      std::string why;
+      CudaDeviceCount(&why);
+      GTEST_SKIP() << "no CUDA device (" << why << ")";
+    }
+  }
+};
+
+TEST_P(CudaResident, EqualsTheReference) {
+  CudaBackendOptions o;
+  o.gemm = GetParam().first;
+  o.graphs = GetParam().second;
+  o.host_threads = 2;
+  const std::vector<std::vector<int32_t>> prompts = {
+      {11, 48, 85, 122, 159, 196, 233, 270, 307, 344, 381, 418, 455}, {5, 9}, {700, 3, 14, 15}};
+  std::vector<std::unique_ptr<Artifact>> models;
+  for (const std::string& f : test::kDetllmFixtures)
+    models.push_back(Artifact::Load(test::FixtureDir(f)));
+  models.push_back(LoadSynthetic("qwen3-tiny", 0));
+  for (const auto& artifact : models) {
+    auto cuda = MakeCudaBackend(o);
+    auto ref = MakeReferenceBackend();
+    IntQwen3 a(artifact->weights(), *ref), b(artifact->weights(), *cuda);
+    const int64_t V = artifact->weights().config.vocab;
+    for (const int64_t split : {0, 4}) {
+      GenerationOptions go;
+      go.max_new = 16;
+      go.split = split;
+      go.keep_logits = true;
+      std::vector<std::vector<int32_t>> rows = prompts;
+      for (auto& r : rows) {
+        for (auto& id : r) id = static_cast<int32_t>(id % V);
+      }
+      const auto want = GenerateGreedy(a, rows, go);
+      const auto got = GenerateGreedy(b, rows, go);
+      for (size_t r = 0; r < rows.size(); ++r) {
+        ASSERT_EQ(want[r].logits_chain.back(), got[r].logits_chain.back())
+            << artifact->sha256() << " row " << r << " split " << split;
+        ASSERT_EQ(want[r].tokens, got[r].tokens);
+      }
+      EXPECT_EQ(a.wrap_events(), b.wrap_events()) << artifact->sha256();
+    }
+  }
+}
+
+// The fingerprint says which pass ran and whether graphs were on.
+TEST_P(CudaResident, DeviceFactsNameTheForwardPass) {
+  CudaBackendOptions o;
+  o.gemm = GetParam().first;
+  o.graphs = GetParam().second;
+  auto cuda = MakeCudaBackend(o);
+  std::string forward, graphs;
+  for (const auto& [key, value] : cuda->DeviceFacts()) {
+    if (key == "forward") forward = value;
+    if (key == "cuda_graphs") graphs = value;
+  }
+  EXPECT_EQ(forward, "resident");
+  EXPECT_EQ(graphs, GetParam().second ? "on" : "off");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    KernelsAndGraphs, CudaResident,
+    ::testing::Values(std::pair{CudaGemm::kAuto, true}, std::pair{CudaGemm::kAuto, false},
+                      std::pair{CudaGemm::kCublasLt, true}, std::pair{CudaGemm::kDp4a, true}),
+    [](const ::testing::TestParamInfo<std::pair<CudaGemm, bool>>& p) {
+      return std::string(CudaGemmName(p.param.first)) + (p.param.second ? "_graphs" : "_eager");
+    });
 
 }  // namespace
 }  // namespace dv

@@ -81,21 +81,25 @@ TEST(FingerprintTest, StoresGpuInfoWhenGiven) {
   EXPECT_EQ(DeviceLabel(fp, "cpu"), DeviceLabel(CollectFingerprint()));
 }
 
-// A cuda run's choices (GEMM kernels per shape, the graphs request) are no part of the machine:
-// two runs with other shapes on one GPU have one machine id; another GPU model has another.
+// A cuda run's choices (GEMM kernels per shape, the forward pass, graphs) are no part of the
+// machine: two runs with other shapes on one GPU have one machine id; another GPU model has
+// another.
 TEST(FingerprintTest, MachineIdLeavesOutTheRunsGpuChoices) {
   const nlohmann::json gpu = {{"name", "NVIDIA H100 80GB HBM3"}, {"compute_capability", "9.0"}};
   nlohmann::json b1 = gpu, b8 = gpu;
   b1["gemm_algorithms"] = "1024x1x1024: dp4a";
   b8["gemm_algorithms"] = "1024x8x1024: cublaslt algo 21 tile 20 splitk 1";
-  b8["cuda_graphs"] = "requested; not used";
+  b8["cuda_graphs"] = "on";
+  b8["forward"] = "resident";
+  b1["forward"] = "host rows";
   EXPECT_EQ(MachineId(CollectFingerprint(b1)), MachineId(CollectFingerprint(b8)));
   EXPECT_EQ(MachineId(CollectFingerprint(b1)), MachineId(CollectFingerprint(gpu)));
   nlohmann::json other = gpu;
   other["name"] = "NVIDIA H200";
   EXPECT_NE(MachineId(CollectFingerprint(other)), MachineId(CollectFingerprint(gpu)));
   // The stored fingerprint keeps them.
-  EXPECT_EQ(CollectFingerprint(b8)["gpu"]["cuda_graphs"], "requested; not used");
+  EXPECT_EQ(CollectFingerprint(b8)["gpu"]["cuda_graphs"], "on");
+  EXPECT_EQ(CollectFingerprint(b8)["gpu"]["forward"], "resident");
 }
 
 TEST(FingerprintTest, MachineIdIsStableLowercaseSha256) {
