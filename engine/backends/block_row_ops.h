@@ -227,6 +227,13 @@ DV_INLINE int64_t FromDelta(Block& b, const T* d, int64_t n, int64_t dm, int64_t
   return RenormK(dk, s);
 }
 
+// y[i] = x[i], widened.
+template <typename Block, typename T, typename U>
+DV_INLINE void Copy(Block& b, const T* x, int64_t n, U* y) {
+  ForEach(b, n, [&](int64_t i) { y[i] = static_cast<U>(x[i]); });
+  b.Sync();
+}
+
 // y[i] = x[i] * m[i] (y == x allowed).
 template <typename Block, typename T>
 DV_INLINE void MulColumns(Block& b, const T* x, const int64_t* m, int64_t n, int64_t* y) {

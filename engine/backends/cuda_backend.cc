@@ -16,18 +16,13 @@
 #include "base/check.h"
 #include "cuda_device/cuda_device.h"
 #include "engine/backends/cpu_backend.h"
+#include "engine/backends/cuda_check.h"
 #include "engine/backends/cuda_forward.h"
 #include "engine/backends/cuda_gemm_dp4a.h"
 
 namespace dv {
 namespace {
 
-[[noreturn]] void ThrowCuda(cudaError_t e, const char* what) {
-  throw BackendError(std::string("cuda backend: ") + what + ": " + cudaGetErrorString(e));
-}
-void CudaCheck(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) ThrowCuda(e, what);
-}
 void LtCheck(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS) {
     throw BackendError(std::string("cuda backend: cuBLASLt ") + what + ": " +

@@ -7,18 +7,11 @@
 #include <string>
 #include <utility>
 
-#include "engine/backends/backend_error.h"
+#include "engine/backends/cuda_check.h"
 #include "engine/backends/device_forward.h"
 
 namespace dv {
 namespace {
-
-[[noreturn]] void Fail(cudaError_t e, const char* what) {
-  throw BackendError(std::string("cuda backend: ") + what + ": " + cudaGetErrorString(e));
-}
-void Check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) Fail(e, what);
-}
 
 // block::HostBlock's interface on the device: the calling thread's own id, __syncthreads(), the
 // block's dynamic shared memory. Its methods are host-device so the block programs (host-device
@@ -70,24 +63,26 @@ class CudaExec {
 
   void* Alloc(size_t bytes) {
     void* p = nullptr;
-    Check(cudaMalloc(&p, bytes), "cudaMalloc (resident forward)");
+    CudaCheck(cudaMalloc(&p, bytes), "cudaMalloc (resident forward)");
     const cudaError_t e = cudaMemset(p, 0, bytes);
     if (e != cudaSuccess) {
       cudaFree(p);
-      Fail(e, "cudaMemset");
+      ThrowCuda(e, "cudaMemset");
     }
     return p;
   }
   void Free(void* p) { cudaFree(p); }
   void Upload(void* dst, const void* src, size_t bytes) {
-    Check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_), "copy to the device");
+    CudaCheck(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_),
+              "copy to the device");
   }
   void Download(void* dst, const void* src, size_t bytes) {
-    Check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_), "copy to the host");
-    Check(cudaStreamSynchronize(stream_), "running the forward pass");
+    CudaCheck(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_),
+              "copy to the host");
+    CudaCheck(cudaStreamSynchronize(stream_), "running the forward pass");
   }
   void Zero(void* dst, size_t bytes) {
-    Check(cudaMemsetAsync(dst, 0, bytes, stream_), "cudaMemsetAsync");
+    CudaCheck(cudaMemsetAsync(dst, 0, bytes, stream_), "cudaMemsetAsync");
   }
   std::unique_ptr<PackedWeight> Pack(const int8_t* w8t, int64_t k, int64_t n) {
     return gemm_.PackForDevice(w8t, k, n);
@@ -103,7 +98,7 @@ class CudaExec {
     const auto blocks = static_cast<unsigned>(std::min<int64_t>(items, int64_t{1} << 20));
     StepKernel<Step><<<blocks, kCudaStepThreads, 2 * kCudaStepThreads * sizeof(int64_t), stream_>>>(
         step, items);
-    Check(cudaGetLastError(), "launching a forward step");
+    CudaCheck(cudaGetLastError(), "launching a forward step");
   }
 
   // Decode shapes as graphs: captured at their first call, replayed after.
@@ -116,7 +111,7 @@ class CudaExec {
     const auto key = std::make_pair(tokens, gathered);
     auto found = graphs_by_shape_.find(key);
     if (found == graphs_by_shape_.end()) {
-      Check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "graph capture");
+      CudaCheck(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "graph capture");
       cudaGraph_t graph = nullptr;
       try {
         enqueue();
@@ -125,20 +120,20 @@ class CudaExec {
         if (graph != nullptr) cudaGraphDestroy(graph);
         throw;
       }
-      Check(cudaStreamEndCapture(stream_, &graph), "graph capture");
+      CudaCheck(cudaStreamEndCapture(stream_, &graph), "graph capture");
       cudaGraphExec_t exec = nullptr;
       const cudaError_t e = cudaGraphInstantiate(&exec, graph, 0);
       cudaGraphDestroy(graph);
-      Check(e, "cudaGraphInstantiate");
+      CudaCheck(e, "cudaGraphInstantiate");
       found = graphs_by_shape_.emplace(key, exec).first;
     }
-    Check(cudaGraphLaunch(found->second, stream_), "cudaGraphLaunch");
+    CudaCheck(cudaGraphLaunch(found->second, stream_), "cudaGraphLaunch");
   }
   void Forget() {
     for (auto& [key, exec] : graphs_by_shape_) cudaGraphExecDestroy(exec);
     graphs_by_shape_.clear();
   }
-  void Finish() { Check(cudaStreamSynchronize(stream_), "running the forward pass"); }
+  void Finish() { CudaCheck(cudaStreamSynchronize(stream_), "running the forward pass"); }
 
  private:
   CudaGemmDevice& gemm_;

@@ -113,6 +113,17 @@ DV_INLINE const int64_t* TokenOf(const Tensors& t, int64_t token) {
   return t.token + token * kTokenFields;
 }
 
+// Thread 0 stores token tok's new row scale and counts a wrap of its quantization at `site`.
+template <typename Block>
+DV_INLINE void StoreRowScale(Block& b, const Tensors& t, int64_t tok, Dyadic s, bool wrapped,
+                             int site) {
+  block::One(b, [&] {
+    t.xm[tok] = s.m;
+    t.xk[tok] = s.k;
+    if (wrapped) Count(t.counters, site);
+  });
+}
+
 // Embedding (SPEC §5.2): h = renorm(e8[id] * m[id]) at 2^-k[id]. Item: token.
 struct EmbedStep {
   Tensors t;
@@ -139,17 +150,12 @@ struct NormQuantStep {
     if (smooth_m != nullptr) {
       block::MulColumns(b, y32, smooth_m, n, y64);
     } else {
-      block::ForEach(b, n, [&](int64_t i) { y64[i] = y32[i]; });
-      b.Sync();
+      block::Copy(b, y32, n, y64);
     }
     bool wrapped = false;
     const Dyadic q = block::QuantI8(b, y64, n, 1, WrapAdd(kNormOutFracBits, smooth_k),
                                     t.x8 + tok * Pad4(n), &wrapped);
-    block::One(b, [&] {
-      t.xm[tok] = q.m;
-      t.xk[tok] = q.k;
-      if (wrapped) Count(t.counters, kWrapsOther);
-    });
+    StoreRowScale(b, t, tok, q, wrapped, kWrapsOther);
   }
 };
 
@@ -159,6 +165,23 @@ struct QkvHeadStep {
   Tensors t;
   Layer L;
   int64_t layer;
+  // One head's product p (scale row k + weight k = pk) requantized to 16 bits, QK-Norm with
+  // gamma (or kept), RoPE: y64. Returns the requant's row k (pk - its shift).
+  template <typename Block>
+  DV_INLINE int64_t HeadIntoRope(Block& b, const int32_t* p, const int64_t* col_m, int64_t pk,
+                                 const int64_t* gamma, const int16_t* cos_row,
+                                 const int16_t* sin_row, int32_t* y32, int64_t* y64) const {
+    const int64_t d = t.d;
+    const int64_t sh = block::RequantI32(b, p, col_m, d, 16, y32);
+    if (t.qk_norm) {
+      block::RmsNorm(b, y32, d, gamma, y64);
+    } else {
+      block::Copy(b, y32, d, y64);
+    }
+    block::Rope(b, y64, d, cos_row, sin_row);
+    return WrapSub(pk, sh);
+  }
+
   template <typename Block>
   DV_INLINE void operator()(Block& b, int64_t item) const {
     const int64_t heads = t.nq + t.nkv, tok = Quotient(item, heads), head = item - tok * heads;
@@ -171,16 +194,9 @@ struct QkvHeadStep {
     int64_t* y64 = t.y64 + item * d;
     if (head < t.nq) {
       const int64_t h = head, kvh = Quotient(h, t.group), at = tok * t.nq * d + h * d;
-      const int64_t sh =
-          block::RequantI32(b, t.pq + tok * Pad4(t.nq * d) + h * d, L.q_m + h * d, d, 16, y32);
-      const int64_t row_k = WrapSub(WrapAdd(xk, L.q_k), sh);
-      if (t.qk_norm) {
-        block::RmsNorm(b, y32, d, L.q_norm_m, y64);
-      } else {
-        block::ForEach(b, d, [&](int64_t j) { y64[j] = y32[j]; });
-        b.Sync();
-      }
-      block::Rope(b, y64, d, cos_row, sin_row);
+      const int64_t row_k =
+          HeadIntoRope(b, t.pq + tok * Pad4(t.nq * d) + h * d, L.q_m + h * d, WrapAdd(xk, L.q_k),
+                       L.q_norm_m, cos_row, sin_row, y32, y64);
       block::MulColumns(b, y64, L.qs_m + kvh * d, d, y64);
       bool wrapped = false;
       const int64_t q_quant_k = WrapAdd(WrapAdd(kNormOutFracBits, L.q_norm_k), L.qs_k);
@@ -195,15 +211,8 @@ struct QkvHeadStep {
       return;
     }
     const int64_t h = head - t.nq, at = tok * Pad4(t.nkv * d) + h * d;
-    const int64_t sh = block::RequantI32(b, t.pk + at, L.k_m + h * d, d, 16, y32);
-    const int64_t row_k = WrapSub(WrapAdd(xk, L.k_k), sh);
-    if (t.qk_norm) {
-      block::RmsNorm(b, y32, d, L.k_norm_m, y64);
-    } else {
-      block::ForEach(b, d, [&](int64_t j) { y64[j] = y32[j]; });
-      b.Sync();
-    }
-    block::Rope(b, y64, d, cos_row, sin_row);
+    const int64_t row_k = HeadIntoRope(b, t.pk + at, L.k_m + h * d, WrapAdd(xk, L.k_k), L.k_norm_m,
+                                       cos_row, sin_row, y32, y64);
     const int64_t k_row_m = t.qk_norm ? 1 : xm, k_row_k = t.qk_norm ? L.k_rowk : row_k;
     const int64_t v_shift = WrapSub(WrapAdd(xk, L.v_k), L.vq_k[h]);
     block::One(b, [&] {
@@ -273,11 +282,7 @@ struct OutInputStep {
     const Dyadic a =
         block::RequantI8RowColumn(b, y64, L.attn_out_col_m, qd, 1, L.os_k, L.attn_out_col_k,
                                   t.s64 + tok * t.scratch_stride, t.x8 + tok * Pad4(qd), &wrapped);
-    block::One(b, [&] {
-      t.xm[tok] = a.m;
-      t.xk[tok] = a.k;
-      if (wrapped) Count(t.counters, kWrapsOther);
-    });
+    StoreRowScale(b, t, tok, a, wrapped, kWrapsOther);
   }
 };
 
@@ -318,11 +323,7 @@ struct MlpStep {
     block::MulColumns(b, y64, L.ds_m, n, y64);
     bool wrapped = false;
     const Dyadic q = block::QuantI8(b, y64, n, sw_m, din_k, t.x8 + tok * Pad4(n), &wrapped);
-    block::One(b, [&] {
-      t.xm[tok] = q.m;
-      t.xk[tok] = q.k;
-      if (wrapped) Count(t.counters, kWrapsDown);
-    });
+    StoreRowScale(b, t, tok, q, wrapped, kWrapsDown);
   }
 };
 

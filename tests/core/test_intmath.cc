@@ -157,6 +157,19 @@ TEST(DV_CORE_SUITE(IntMathFloorDiv), Int64Edges) {
   EXPECT_EQ(FloorDiv(5, 0), 0);  // invariant violation: documented to return 0
 }
 
+// check(a, b) over small operands, every pair of boundary values and 300,000 random pairs.
+template <typename F>
+void ForEachDivision(test::SplitMix64& rng, F check) {
+  for (int64_t a = -300; a <= 300; ++a) {
+    for (int64_t b = -20; b <= 20; ++b) check(a, b);
+  }
+  const std::vector<int64_t> edges = BoundaryValues();
+  for (int64_t a : edges) {
+    for (int64_t b : edges) check(a, b);
+  }
+  for (int i = 0; i < 300000; ++i) check(rng.AnyMagnitude(), rng.AnyMagnitude());
+}
+
 // q is floor(a/b) iff b*q <= a < b*(q+1) for b > 0, b*q >= a > b*(q+1) for b < 0.
 TEST(DV_CORE_SUITE(IntMathFloorDiv), SatisfiesFloorContract) {
   test::SplitMix64 rng(2);
@@ -172,14 +185,7 @@ TEST(DV_CORE_SUITE(IntMathFloorDiv), SatisfiesFloorContract) {
                     << ", want floor = " << ToString(FloorDiv128(a, b));
     }
   };
-  for (int64_t a = -300; a <= 300; ++a) {
-    for (int64_t b = -20; b <= 20; ++b) check(a, b);
-  }
-  const std::vector<int64_t> edges = BoundaryValues();
-  for (int64_t a : edges) {
-    for (int64_t b : edges) check(a, b);
-  }
-  for (int i = 0; i < 300000; ++i) check(rng.AnyMagnitude(), rng.AnyMagnitude());
+  ForEachDivision(rng, check);
   EXPECT_EQ(failures, 0);
 }
 
@@ -204,14 +210,7 @@ TEST(DV_CORE_SUITE(IntMathFloorDiv), DivisionByStepsIsExact) {
       ADD_FAILURE() << "DivideBySteps(" << ua << ", " << ub << ") = " << uq << " rem " << ur;
     }
   };
-  for (int64_t a = -300; a <= 300; ++a) {
-    for (int64_t b = -20; b <= 20; ++b) check(a, b);
-  }
-  const std::vector<int64_t> edges = BoundaryValues();
-  for (int64_t a : edges) {
-    for (int64_t b : edges) check(a, b);
-  }
-  for (int i = 0; i < 300000; ++i) check(rng.AnyMagnitude(), rng.AnyMagnitude());
+  ForEachDivision(rng, check);
   EXPECT_EQ(failures, 0);
 }
 

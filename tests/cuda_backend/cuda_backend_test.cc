@@ -109,7 +109,9 @@ TEST(CudaBackendHost, NoDeviceIsOneLineError) {
   EXPECT_THROW(MakeCudaBackend(), BackendError);
 }
 
-class CudaDevice : public ::testing::TestWithParam<CudaGemm> {
+// Device tests over parameters P: skipped, visibly, without a device.
+template <typename P>
+class WithDevice : public ::testing::TestWithParam<P> {
  protected:
   void SetUp() override {
     if (!HaveDevice()) {
@@ -118,6 +120,10 @@ class CudaDevice : public ::testing::TestWithParam<CudaGemm> {
       GTEST_SKIP() << "no CUDA device (" << why << ")";
     }
   }
+};
+
+class CudaDevice : public WithDevice<CudaGemm> {
+ protected:
   std::unique_ptr<Backend> Make() {
     CudaBackendOptions o;
     o.gemm = GetParam();
@@ -324,16 +330,7 @@ TEST(CudaBackendHost, ForwardNames) {
 // after the first decode call of each shape), on the DetLLM fixtures (tiny-w2 and tiny-w2b wrap
 // int64) and the synthetic model; every call's logits and the wrap events equal. Parameters:
 // GEMM kernel, graphs on or off.
-class CudaResident : public ::testing::TestWithParam<std::pair<CudaGemm, bool>> {
- protected:
-  void SetUp() override {
-    if (!HaveDevice()) {
-      std::string why;
-      CudaDeviceCount(&why);
-      GTEST_SKIP() << "no CUDA device (" << why << ")";
-    }
-  }
-};
+class CudaResident : public WithDevice<std::pair<CudaGemm, bool>> {};
 
 TEST_P(CudaResident, EqualsTheReference) {
   CudaBackendOptions o;

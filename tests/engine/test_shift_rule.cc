@@ -51,26 +51,6 @@ class Torch113ResidualAdd final : public RowOps {
   }
 };
 
-// The reference backend with other row operations.
-class ReferenceWith final : public Backend {
- public:
-  explicit ReferenceWith(const RowOps& ops) : ref_(MakeReferenceBackend()), ops_(ops) {}
-  std::string_view Name() const override { return "reference-torch1.13-shifts"; }
-  int NumThreads() const override { return ref_->NumThreads(); }
-  std::unique_ptr<PackedWeight> PackWeight(const int8_t* w8t, int64_t k, int64_t n) override {
-    return ref_->PackWeight(w8t, k, n);
-  }
-  void MatmulI8(const int8_t* a, int64_t m, const PackedWeight& w, int32_t* c) override {
-    ref_->MatmulI8(a, m, w, c);
-  }
-  void ParallelFor(int64_t n, RangeFn body) override { ref_->ParallelFor(n, body); }
-  const RowOps& row_ops() const override { return ops_; }
-
- private:
-  std::unique_ptr<Backend> ref_;
-  const RowOps& ops_;
-};
-
 struct TwoPhases {
   test::RecordingSink prefill, decode;
   std::unique_ptr<KvCache> cache;
@@ -169,7 +149,7 @@ TEST_F(ShiftRuleTest, DetverifyDepartsFromTorch113AtTheFirstResidualShiftPast63)
 // chains at every step, co-prompts included.
 TEST_F(ShiftRuleTest, CountsMod64InTheResidualAddReproduceTorch113) {
   const Torch113ResidualAdd ops;
-  ReferenceWith backend(ops);
+  test::WithRowOps backend(MakeReferenceBackend(), ops, "reference-torch1.13-shifts");
   IntQwen3 model(artifact_->weights(), backend);
   const TwoPhases run = TracePrefillAndFirstDecode(model, Prompt());
   auto names = test::ExpectPhaseMatches(old_trace_, "prefill", run.prefill, *run.cache,
@@ -193,7 +173,7 @@ TEST(ShiftRuleOtherFixtures, TinyAAndTinyW2AreTheSameUnderBothRules) {
   const Torch113ResidualAdd ops;
   for (const std::string name : {"tiny-a", "tiny-w2"}) {
     auto artifact = Artifact::Load(test::FixtureDir(name));
-    ReferenceWith backend(ops);
+    test::WithRowOps backend(MakeReferenceBackend(), ops, "reference-torch1.13-shifts");
     IntQwen3 model(artifact->weights(), backend);
     ExpectFixtureChains(model, test::LoadJson(test::FixtureDir(name) + "/expected.json"),
                         name + " with torch 1.13 shifts");

@@ -42,13 +42,18 @@ inline nlohmann::json LoadJson(const std::string& path) {
   return nlohmann::json::parse(in);
 }
 
-// The cuda backend's device programs for the row operations (engine/backends/block_row_ops.h)
-// as a host execution path: the cpu backend's exact GEMMs and threads, every row operation a
-// block program on an emulated block of `threads` threads.
-class BlockProgramBackend final : public Backend {
+// Another backend with other row operations: the products, threads and K/V memory of `inner`,
+// the row operations `ops` (borrowed: they must outlive this) or `owned`.
+class WithRowOps final : public Backend {
  public:
-  explicit BlockProgramBackend(int threads) : inner_(MakeCpuBackend()), ops_(threads) {}
-  std::string_view Name() const override { return "block"; }
+  WithRowOps(std::unique_ptr<Backend> inner, const RowOps& ops, std::string name)
+      : inner_(std::move(inner)), ops_(&ops), name_(std::move(name)) {}
+  WithRowOps(std::unique_ptr<Backend> inner, std::unique_ptr<RowOps> owned, std::string name)
+      : inner_(std::move(inner)),
+        owned_(std::move(owned)),
+        ops_(owned_.get()),
+        name_(std::move(name)) {}
+  std::string_view Name() const override { return name_; }
   int NumThreads() const override { return inner_->NumThreads(); }
   std::unique_ptr<PackedWeight> PackWeight(const int8_t* w8t, int64_t k, int64_t n) override {
     return inner_->PackWeight(w8t, k, n);
@@ -57,14 +62,16 @@ class BlockProgramBackend final : public Backend {
     inner_->MatmulI8(a, m, w, c);
   }
   void ParallelFor(int64_t n, RangeFn body) override { inner_->ParallelFor(n, body); }
-  const RowOps& row_ops() const override { return ops_; }
+  const RowOps& row_ops() const override { return *ops_; }
   std::unique_ptr<KvStorage> AllocateKvStorage(size_t bytes) override {
     return inner_->AllocateKvStorage(bytes);
   }
 
  private:
   std::unique_ptr<Backend> inner_;
-  BlockRowOps ops_;
+  std::unique_ptr<RowOps> owned_;
+  const RowOps* ops_;
+  std::string name_;
 };
 
 // The block size of that path: not a power of two (the reductions' trees have odd widths) and
@@ -74,7 +81,7 @@ inline constexpr int kBlockPathThreads = 13;
 // Each backend, and the cpu backend at each ISA level this machine has (x86-64: scalar, AVX2,
 // AVX-512 VNNI as available; aarch64: scalar, NEON, and NEON dot product where the CPU has it;
 // elsewhere scalar), named "reference", "cpu/avx2", ..., and the device kernels' block programs
-// on the host ("block/13", BlockProgramBackend).
+// on the host ("block/13").
 inline std::vector<std::pair<std::string, std::unique_ptr<Backend>>> EveryExecutionPath() {
   std::vector<std::pair<std::string, std::unique_ptr<Backend>>> paths;
   for (const std::string& name : AvailableBackends()) {
@@ -88,8 +95,13 @@ inline std::vector<std::pair<std::string, std::unique_ptr<Backend>>> EveryExecut
       paths.emplace_back("cpu/" + std::string(CpuIsaName(isa)), MakeCpuBackend(options));
     }
   }
-  paths.emplace_back("block/" + std::to_string(kBlockPathThreads),
-                     std::make_unique<BlockProgramBackend>(kBlockPathThreads));
+  // The cuda backend's device programs for the row operations (engine/backends/
+  // block_row_ops.h) as a host path: the cpu backend's exact GEMMs and threads, every row
+  // operation a block program on an emulated block.
+  const std::string block = "block/" + std::to_string(kBlockPathThreads);
+  paths.emplace_back(
+      block, std::make_unique<WithRowOps>(MakeCpuBackend(),
+                                          std::make_unique<BlockRowOps>(kBlockPathThreads), block));
   return paths;
 }
 
