@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -101,7 +102,9 @@ class CudaExec {
     CudaCheck(cudaGetLastError(), "launching a forward step");
   }
 
-  // Decode shapes as graphs: captured at their first call, replayed after.
+  // Decode shapes as graphs: the first call of a shape runs eagerly (the GEMM plans, cuBLASLt's
+  // heuristic queries and any lazy initialization happen then, outside a capture), the second
+  // is captured and replayed, and so is every later one.
   template <typename F>
   void Run(int64_t tokens, int64_t gathered, F enqueue) {
     if (!graphs_ || tokens > kCudaGraphMaxTokens) {
@@ -109,6 +112,10 @@ class CudaExec {
       return;
     }
     const auto key = std::make_pair(tokens, gathered);
+    if (seen_.insert(key).second) {
+      enqueue();
+      return;
+    }
     auto found = graphs_by_shape_.find(key);
     if (found == graphs_by_shape_.end()) {
       CudaCheck(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "graph capture");
@@ -132,6 +139,7 @@ class CudaExec {
   void Forget() {
     for (auto& [key, exec] : graphs_by_shape_) cudaGraphExecDestroy(exec);
     graphs_by_shape_.clear();
+    seen_.clear();
   }
   void Finish() { CudaCheck(cudaStreamSynchronize(stream_), "running the forward pass"); }
 
@@ -139,6 +147,7 @@ class CudaExec {
   CudaGemmDevice& gemm_;
   CUstream_st* stream_;
   bool graphs_;
+  std::set<std::pair<int64_t, int64_t>> seen_;
   std::map<std::pair<int64_t, int64_t>, cudaGraphExec_t> graphs_by_shape_;
 };
 

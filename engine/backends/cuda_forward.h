@@ -2,7 +2,8 @@
 // Its steps are CUDA kernels, one block of threads per work item (engine/backends/cuda_forward.cu),
 // its GEMMs the backend's own (cuBLASLt or dp4a on device pointers), its K/V caches the
 // backend's. A decode call of up to kCudaGraphMaxTokens tokens is captured once per shape as a
-// CUDA graph and replayed afterwards (prefill runs eagerly). No CUDA header is needed here.
+// CUDA graph (at the shape's second call; the first runs eagerly) and replayed afterwards
+// (prefill runs eagerly). No CUDA header is needed here.
 #pragma once
 
 #include <cstdint>
