@@ -83,6 +83,13 @@ IntQwen3::IntQwen3(const ModelWeights& weights, Backend& backend)
   DV_CHECK(why == nullptr) << why;
   const std::string ranges = CheckValueRanges(w_);
   DV_CHECK(ranges.empty()) << ranges;
+  // A backend with its own pass packs the weights its own way; the products below are then
+  // needed only for a traced call, and packed at the first.
+  resident_ = backend_.MakeResidentForward(w_);
+  if (resident_ == nullptr) PackWeights();
+}
+
+void IntQwen3::PackWeights() {
   for (const LayerWeights& l : w_.layers) {
     PackedLayer p;
     auto pack = [&](const LinearWeights& lw) { return backend_.PackWeight(lw.w8t, lw.in, lw.out); };
@@ -96,7 +103,6 @@ IntQwen3::IntQwen3(const ModelWeights& weights, Backend& backend)
     packed_.push_back(std::move(p));
   }
   head_ = backend_.PackWeight(w_.head_w8t, w_.config.hidden, w_.config.vocab);
-  resident_ = backend_.MakeResidentForward(w_);
 }
 
 IntQwen3::~IntQwen3() = default;
@@ -220,6 +226,7 @@ void IntQwen3::Forward(std::span<ForwardRow> rows, TraceSink* trace) {
     resident_->Forward(rows, &wraps_);
     return;
   }
+  if (head_ == nullptr) PackWeights();
   EnsureWorkspace(tokens, max_slots, static_cast<int64_t>(rows.size()));
   Workspace& ws = *ws_;
   {

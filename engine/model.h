@@ -113,6 +113,7 @@ class IntQwen3 {
  private:
   struct Workspace;
   struct PackedLayer;
+  void PackWeights();  // the products' weights (packed_, head_), through the backend
   void EnsureWorkspace(int64_t tokens, int64_t max_slots, int64_t rows);
   void ThrowOnDivisionByZero();
   // The forward pass's steps (model.cc), each recording its tensors through `tr` when traced.

@@ -1,5 +1,6 @@
 // The device-resident forward program (engine/backends/device_forward.h) on a host emulation of
-// its executor against IntQwen3 on the reference backend: every call's logits (every token's,
+// its executor against IntQwen3 on the reference backend, alone and behind IntQwen3's seam for
+// backends with their own pass (Backend::MakeResidentForward): every call's logits (every token's,
 // or the last one's), the row scales, the wrap events and the ArithmeticError of a division by
 // zero must be the same, for batches of rows of different lengths, prefill split across calls,
 // greedy decode, on the DetLLM fixtures (tiny-w2 and tiny-w2b wrap int64), the synthetic model
@@ -24,9 +25,11 @@
 #include "engine/artifact.h"
 #include "engine/backends/device_forward.h"
 #include "engine/backends/reference_backend.h"
+#include "engine/generate.h"
 #include "engine/model.h"
 #include "engine/model_source.h"
 #include "tests/engine/test_support.h"
+#include "tests/engine/trace_compare.h"
 
 namespace dv {
 namespace {
@@ -277,6 +280,95 @@ TEST_P(DeviceForwardTest, DivisionByZeroIsTheSameError) {
   EXPECT_EQ(want, got);
   EXPECT_EQ(a.length(), 0);
   EXPECT_EQ(b.length(), 0);
+}
+
+// A host backend with a resident pass, as the cuda backend is: the reference backend's products
+// and row operations for traced calls, the program on the emulated executor for the others.
+class ResidentHostBackend final : public Backend {
+ public:
+  ResidentHostBackend(int threads, bool graphs)
+      : ref_(MakeReferenceBackend()), threads_(threads), graphs_(graphs) {}
+  std::string_view Name() const override { return "reference-resident"; }
+  int NumThreads() const override { return 1; }
+  std::unique_ptr<PackedWeight> PackWeight(const int8_t* w8t, int64_t k, int64_t n) override {
+    ++host_packs;
+    return ref_->PackWeight(w8t, k, n);
+  }
+  void MatmulI8(const int8_t* a, int64_t m, const PackedWeight& w, int32_t* c) override {
+    ref_->MatmulI8(a, m, w, c);
+  }
+  void ParallelFor(int64_t n, RangeFn body) override { ref_->ParallelFor(n, body); }
+  std::unique_ptr<ResidentForward> MakeResidentForward(const ModelWeights& w) override {
+    return std::make_unique<Program>(w, threads_, graphs_, &resident_calls);
+  }
+  int64_t host_packs = 0, resident_calls = 0;
+
+ private:
+  struct Program final : ResidentForward {
+    Program(const ModelWeights& w, int threads, bool graphs, int64_t* counter)
+        : exec(threads, graphs), program(w, exec), calls(counter) {}
+    void Forward(std::span<ForwardRow> rows, WrapEvents* wraps) override {
+      ++*calls;
+      program.Forward(rows, wraps);
+    }
+    HostExec exec;
+    device::DeviceForward<HostExec> program;
+    int64_t* calls;
+  };
+  std::unique_ptr<Backend> ref_;
+  int threads_;
+  bool graphs_;
+};
+
+// IntQwen3 hands every untraced call to a backend's resident pass and runs a traced one itself,
+// packing the weights for it only then, over the same K/V caches: greedy generation (batch,
+// split prefill) gives the reference's chains, and a traced call after resident ones gives the
+// reference's logits and trace.
+TEST_P(DeviceForwardTest, IntQwen3UsesTheResidentPass) {
+  const auto artifact = Artifact::Load(test::FixtureDir("tiny-w2"));
+  const ModelWeights& w = artifact->weights();
+  auto ref = MakeReferenceBackend();
+  ResidentHostBackend resident(GetParam().first, GetParam().second);
+  IntQwen3 a(w, *ref), b(w, resident);
+  EXPECT_EQ(resident.host_packs, 0);
+  std::vector<std::vector<int32_t>> rows = kPrompts;
+  for (auto& r : rows) {
+    for (auto& id : r) id = static_cast<int32_t>(id % w.config.vocab);
+  }
+  GenerationOptions go;
+  go.max_new = 10;
+  go.split = 3;
+  go.keep_logits = true;
+  const auto want = GenerateGreedy(a, rows, go);
+  const auto got = GenerateGreedy(b, rows, go);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    EXPECT_EQ(want[r].logits_chain, got[r].logits_chain) << "row " << r;
+  }
+  EXPECT_GT(resident.resident_calls, 10);
+  EXPECT_EQ(resident.host_packs, 0);
+  EXPECT_EQ(a.wrap_events(), b.wrap_events());
+
+  // One row prefilled by the resident pass, then one traced token on the host path.
+  KvCache ca(w.config, 32, *ref), cb(w.config, 32, resident);
+  std::vector<int32_t> la(static_cast<size_t>(w.config.vocab)), lb(la);
+  const std::vector<int32_t>& prompt = rows[0];
+  ForwardRow pa{&ca, prompt.data(), static_cast<int64_t>(prompt.size()), la.data()};
+  ForwardRow pb{&cb, prompt.data(), static_cast<int64_t>(prompt.size()), lb.data()};
+  a.Forward(std::span(&pa, 1));
+  b.Forward(std::span(&pb, 1));
+  ASSERT_EQ(la, lb);
+  const int32_t next = a.GreedyPick(la.data());
+  ForwardRow ta{&ca, &next, 1, la.data()}, tb{&cb, &next, 1, lb.data()};
+  test::RecordingSink sa, sb;
+  a.Forward(std::span(&ta, 1), &sa);
+  b.Forward(std::span(&tb, 1), &sb);
+  EXPECT_GT(resident.host_packs, 0);  // packed for the traced call
+  EXPECT_EQ(la, lb);
+  ASSERT_EQ(sa.tensors.size(), sb.tensors.size());
+  for (size_t i = 0; i < sa.tensors.size(); ++i) {
+    EXPECT_EQ(sa.tensors[i].name, sb.tensors[i].name);
+    EXPECT_EQ(sa.tensors[i].values, sb.tensors[i].values) << sa.tensors[i].name;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(BlockSizesAndGraphs, DeviceForwardTest,
