@@ -401,9 +401,14 @@ BenchModel LoadIntModel(const BenchOptions& o, BenchRun& run) {
                                         : std::string()) +
                 (run.regions ? std::string() : ", one pool job per loop") + ")";
   }
+  std::string forward, graphs;
   for (const auto& [key, value] : backend->DeviceFacts()) {
     if (key == "name") run.what += " on " + value;
+    if (key == "forward") forward = value;
+    if (key == "cuda_graphs") graphs = value;
   }
+  // A GPU backend says which pass ran and whether decode replayed graphs.
+  if (!forward.empty()) run.what += " (" + forward + " pass, graphs " + graphs + ")";
   run.what += ", " + std::to_string(run.threads) +
               (o.backend_kind == BackendKind::kCuda ? " host threads" : " threads");
   const ModelConfig& c = artifact->weights().config;
