@@ -8,7 +8,7 @@
 // replays of the decode calls (the emulation of CUDA graphs).
 //
 // The emulated executor is as plain as it can be: zero-filled heap memory, memcpy for the
-// copies, the triple loop for the GEMMs (at the device's row strides), every block of a launch
+// copies, MatmulI8Ref for the GEMMs (at the device's row strides), every block of a launch
 // on HostBlock one after another. What it shares with the CUDA executor is the program itself.
 #include <gtest/gtest.h>
 
@@ -58,15 +58,9 @@ class HostExec {
   void Gemm(const int8_t* a, int64_t m, const PackedWeight& pw, int32_t* c) {
     const auto& w = static_cast<const Weight&>(pw);
     Enqueue([this, a, m, &w, c] {
-      const int64_t lda = Pad4(w.k), ldc = Pad4(w.n);
+      // MatmulI8Ref one row at a time: the device's row strides are padded to 4.
       for (int64_t t = 0; t < m; ++t) {
-        int32_t* row = c + t * ldc;
-        for (int64_t o = 0; o < w.n; ++o) row[o] = 0;
-        for (int64_t i = 0; i < w.k; ++i) {
-          const int32_t x = a[t * lda + i];
-          const int8_t* wr = w.w8t + i * w.n;
-          for (int64_t o = 0; o < w.n; ++o) row[o] += x * wr[o];
-        }
+        MatmulI8Ref(a + t * Pad4(w.k), 1, w.k, w.w8t, w.n, c + t * Pad4(w.n));
       }
       ++gemms_;
     });
