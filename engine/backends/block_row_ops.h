@@ -62,20 +62,27 @@ struct SumOp {
   DV_INLINE int64_t operator()(int64_t a, int64_t b) const { return WrapAdd(a, b); }
 };
 
+// The reduction tree over the threads' partials: merge(t, u) folds thread u's partial into
+// thread t's, halving the live partials each round until thread 0's holds all of them.
+template <typename Block, typename Merge>
+DV_INLINE void Tree(Block& b, Merge merge) {
+  b.Sync();
+  for (int width = b.size(); width > 1;) {
+    const int half = (width + 1) / 2;
+    b.Each([&](int t) {
+      if (t < width - half) merge(t, t + half);
+    });
+    b.Sync();
+    width = half;
+  }
+}
+
 // Combines the partials in shared()[0, size) with op; every thread gets the result, and the
 // slots are free again when it returns.
 template <typename Block, typename Op>
 DV_INLINE int64_t Combine(Block& b, Op op) {
   int64_t* s = b.shared();
-  b.Sync();
-  for (int width = b.size(); width > 1;) {
-    const int half = (width + 1) / 2;
-    b.Each([&](int t) {
-      if (t < width - half) s[t] = op(s[t], s[t + half]);
-    });
-    b.Sync();
-    width = half;
-  }
+  Tree(b, [&](int t, int u) { s[t] = op(s[t], s[u]); });
   const int64_t r = s[0];
   b.Sync();  // every thread has read s[0] before the next phase writes the slots
   return r;
@@ -286,21 +293,12 @@ DV_INLINE int32_t GreedyPick(Block& b, const int32_t* logits, const int64_t* hea
     best[t] = v_best;
     id[t] = any ? i_best : n;  // a thread without ids loses every tie
   });
-  b.Sync();
-  for (int width = b.size(); width > 1;) {
-    const int half = (width + 1) / 2;
-    b.Each([&](int t) {
-      if (t < width - half) {
-        const int64_t o = t + half;
-        if (best[o] > best[t] || (best[o] == best[t] && id[o] < id[t])) {
-          best[t] = best[o];
-          id[t] = id[o];
-        }
-      }
-    });
-    b.Sync();
-    width = half;
-  }
+  Tree(b, [&](int t, int u) {
+    if (best[u] > best[t] || (best[u] == best[t] && id[u] < id[t])) {
+      best[t] = best[u];
+      id[t] = id[u];
+    }
+  });
   const int64_t r = id[0];
   b.Sync();
   return r >= n ? 0 : static_cast<int32_t>(r);
