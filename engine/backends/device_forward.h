@@ -391,7 +391,6 @@ class DeviceForward {
       packed_.push_back(std::move(p));
     }
     head_ = exec_.Pack(w.head_w8t, c.hidden, c.vocab);
-    counters_ = Alloc<int64_t>(kCounters);
   }
 
   ~DeviceForward() {
@@ -479,36 +478,36 @@ class DeviceForward {
         exec_.Gemm(head_x8_, G, *head_, head_logits_);
       }
     });
-    int64_t counts[kCounters] = {};
-    exec_.Download(counts, counters_, sizeof(counts));
-    std::vector<int64_t>& xm = xm_host_;
-    std::vector<int64_t>& xk = xk_host_;
-    xm.resize(static_cast<size_t>(M));
-    xk.resize(static_cast<size_t>(M));
-    exec_.Download(xm.data(), t.xm, xm.size() * sizeof(int64_t));
-    exec_.Download(xk.data(), t.xk, xk.size() * sizeof(int64_t));
-    ThrowIfDividedByZero(counts[kZeroK], counts[kZeroV], counts[kZeroExp]);
-
-    // The wanted logits in one copy, rows of Pad4(V), then into each row's buffers.
+    // One copy back (on a GPU, the call's one wait for the device): the counters, the tokens'
+    // final scales and the wanted logits rows (Pad4(V) apart) lie in one results buffer.
     const int64_t ld = Pad4(c.vocab);
-    std::vector<int32_t>& logits = logits_host_;
-    logits.resize(static_cast<size_t>(G * ld));
-    if (G > 0) exec_.Download(logits.data(), head_logits_, logits.size() * sizeof(int32_t));
-    const int32_t* g = logits.data();
+    std::vector<unsigned char>& out = results_host_;
+    out.resize(static_cast<size_t>(logits_at_ + G * ld * static_cast<int64_t>(sizeof(int32_t))));
+    exec_.Download(out.data(), results_, out.size());
+    int64_t counts[kCounters] = {};
+    std::memcpy(counts, out.data(), sizeof(counts));
+    ThrowIfDividedByZero(counts[kZeroK], counts[kZeroV], counts[kZeroExp]);
+    const unsigned char* xm = out.data() + kCounters * sizeof(int64_t);
+    const unsigned char* xk = xm + static_cast<size_t>(cap_tokens_) * sizeof(int64_t);
+    const unsigned char* g = out.data() + logits_at_;
+    const auto row_bytes = static_cast<size_t>(c.vocab) * sizeof(int32_t);
+    const auto ld_bytes = static_cast<size_t>(ld) * sizeof(int32_t);
     t0 = 0;
     for (ForwardRow& r : rows) {
-      if (r.all_scale_m) std::copy_n(xm.data() + t0, r.n_tokens, r.all_scale_m);
-      if (r.all_scale_k) std::copy_n(xk.data() + t0, r.n_tokens, r.all_scale_k);
+      const auto scale_bytes = static_cast<size_t>(r.n_tokens) * sizeof(int64_t);
+      const auto at = static_cast<size_t>(t0) * sizeof(int64_t);
+      if (r.all_scale_m) std::memcpy(r.all_scale_m, xm + at, scale_bytes);
+      if (r.all_scale_k) std::memcpy(r.all_scale_k, xk + at, scale_bytes);
       if (r.all_logits != nullptr) {
-        for (int64_t i = 0; i < r.n_tokens; ++i, g += ld) {
-          std::copy_n(g, c.vocab, r.all_logits + i * c.vocab);
+        for (int64_t i = 0; i < r.n_tokens; ++i, g += ld_bytes) {
+          std::memcpy(r.all_logits + i * c.vocab, g, row_bytes);
         }
         if (r.last_logits) {
           std::copy_n(r.all_logits + (r.n_tokens - 1) * c.vocab, c.vocab, r.last_logits);
         }
       } else if (r.last_logits != nullptr) {
-        std::copy_n(g, c.vocab, r.last_logits);
-        g += ld;
+        std::memcpy(r.last_logits, g, row_bytes);
+        g += ld_bytes;
       }
       t0 += r.n_tokens;
     }
@@ -575,8 +574,17 @@ class DeviceForward {
     t.h = Buffer<int32_t>(M * H);
     t.k_res = Buffer<int64_t>(M);
     t.x8 = Buffer<int8_t>(gm * Pad4(std::max({H, qd, I})));
-    t.xm = Buffer<int64_t>(M);
-    t.xk = Buffer<int64_t>(M);
+    // The results buffer (Forward's one copy back): counters, xm, xk, then the logits rows
+    // at a 256-byte boundary (a GEMM output).
+    const int64_t gr = exec_.GemmRows(std::max(cap_rows_, M));
+    logits_at_ = (kCounters + 2 * M) * static_cast<int64_t>(sizeof(int64_t));
+    logits_at_ = (logits_at_ + 255) / 256 * 256;
+    results_ = Buffer<unsigned char>(logits_at_ +
+                                     gr * Pad4(c.vocab) * static_cast<int64_t>(sizeof(int32_t)));
+    counters_ = reinterpret_cast<int64_t*>(results_);
+    t.xm = counters_ + kCounters;
+    t.xk = t.xm + M;
+    head_logits_ = reinterpret_cast<int32_t*>(results_ + logits_at_);
     t.pq = Buffer<int32_t>(gm * Pad4(qd));
     t.pk = Buffer<int32_t>(gm * Pad4(kvd));
     t.pv = Buffer<int32_t>(gm * Pad4(kvd));
@@ -599,10 +607,8 @@ class DeviceForward {
     t.probs = Buffer<int32_t>(attend * t.slots);
     t.exps = Buffer<int64_t>(attend * t.slots);
     t.counters = counters_;
-    const int64_t gr = exec_.GemmRows(std::max(cap_rows_, M));
     want_ = Buffer<int64_t>(std::max(cap_rows_, M));
     head_x8_ = Buffer<int8_t>(gr * Pad4(H));
-    head_logits_ = Buffer<int32_t>(gr * Pad4(c.vocab));
   }
 
   const ModelWeights& w_;
@@ -614,6 +620,8 @@ class DeviceForward {
   std::vector<Layer> layers_;
   std::vector<Packed> packed_;
   std::unique_ptr<PackedWeight> head_;
+  unsigned char* results_ = nullptr;
+  int64_t logits_at_ = 0;  // byte offset of the logits rows in results_
   int64_t* counters_ = nullptr;
   int64_t* token_ = nullptr;
   int64_t* want_ = nullptr;
@@ -622,8 +630,8 @@ class DeviceForward {
   Tensors tensors_{};
   int64_t cap_tokens_ = 0, cap_slots_ = 0, cap_rows_ = 0;
   int64_t attend_items_ = 4096;
-  std::vector<int64_t> token_info_, want_tokens_, xm_host_, xk_host_;
-  std::vector<int32_t> logits_host_;
+  std::vector<int64_t> token_info_, want_tokens_;
+  std::vector<unsigned char> results_host_;
 };
 
 }  // namespace dv::device

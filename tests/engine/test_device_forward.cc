@@ -42,7 +42,10 @@ class HostExec {
   void* Alloc(size_t bytes) { return std::calloc(bytes, 1); }
   void Free(void* p) { std::free(p); }
   void Upload(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
-  void Download(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+  void Download(void* dst, const void* src, size_t bytes) {
+    std::memcpy(dst, src, bytes);
+    ++downloads_;  // on a GPU, each one waits for the device
+  }
   void Zero(void* dst, size_t bytes) { std::memset(dst, 0, bytes); }
 
   struct Weight final : PackedWeight {
@@ -105,6 +108,7 @@ class HostExec {
   int64_t gemms() const { return gemms_; }
   int64_t launches() const { return launches_; }
   int64_t replays() const { return replays_; }
+  int64_t downloads() const { return downloads_; }
 
  private:
   void Enqueue(std::function<void()> op) {
@@ -117,7 +121,7 @@ class HostExec {
 
   int threads_;
   bool graphs_;
-  int64_t gemms_ = 0, launches_ = 0, replays_ = 0;
+  int64_t gemms_ = 0, launches_ = 0, replays_ = 0, downloads_ = 0;
   std::set<std::pair<int64_t, int64_t>> seen_;
   std::map<std::pair<int64_t, int64_t>, std::vector<std::function<void()>>> recordings_;
   std::vector<std::function<void()>>* recording_ = nullptr;
@@ -163,7 +167,10 @@ class DeviceForwardTest : public ::testing::TestWithParam<std::pair<int, bool>> 
         ra[0].all_scale_k = ka.data(), rb[0].all_scale_k = kb.data();
       }
       model.Forward(ra);
+      const int64_t downloads = exec.downloads();
       program.Forward(rb, &wraps);
+      // The results come back in one copy: one wait for the device a call.
+      ASSERT_EQ(exec.downloads(), downloads + 1) << "call " << call;
       for (size_t r = 0; r < n; ++r) {
         ASSERT_EQ(la[r], lb[r]) << "call " << call << ", row " << r;
         ASSERT_EQ(ca[r]->length(), cb[r]->length());
