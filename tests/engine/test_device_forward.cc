@@ -127,6 +127,33 @@ class HostExec {
   std::vector<std::function<void()>>* recording_ = nullptr;
 };
 
+// A step that stores the value it was launched with.
+struct StoreStep {
+  int64_t* cell;
+  int64_t value;
+  void operator()(block::HostBlock& /*block*/, int64_t /*item*/) const { *cell = value; }
+};
+
+// The emulation's replays run what was recorded, with the arguments as they were then, as a
+// CUDA graph does: a program that handed a step a per-call value by value (instead of
+// uploading it to a fixed buffer first) gets the recorded call's value from the third call of a
+// shape on, so the comparisons below would catch it. Without graphs each call runs its own.
+TEST(DeviceForwardExecutor, ReplaysHoldTheRecordedArguments) {
+  for (const bool graphs : {true, false}) {
+    SCOPED_TRACE(graphs ? "graphs" : "eager");
+    HostExec exec(1, graphs);
+    int64_t cell = 0;
+    for (int64_t call = 1; call <= 4; ++call) {
+      exec.Run(1, 1, [&] { exec.Launch(1, StoreStep{&cell, call}); });
+      EXPECT_EQ(cell, graphs && call > 2 ? 2 : call) << "call " << call;
+    }
+    EXPECT_EQ(exec.replays(), graphs ? 2 : 0);
+    // Another shape is recorded on its own.
+    exec.Run(2, 1, [&] { exec.Launch(1, StoreStep{&cell, 7}); });
+    EXPECT_EQ(cell, 7);
+  }
+}
+
 // (block threads, graphs)
 class DeviceForwardTest : public ::testing::TestWithParam<std::pair<int, bool>> {
  protected:
