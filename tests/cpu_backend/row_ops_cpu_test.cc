@@ -26,8 +26,9 @@ class RowOpsCpu : public test::IsaTest {
   const RowOps plain_{};
   // Constructed before SetUp can skip; a level this CPU lacks may have no kernels in this build.
   const CpuRowOps fast_{CpuSupports(GetParam()) ? GetParam() : CpuIsa::kScalar};
-  // The same with the attention kernels' K/V prefetch (2 KiB ahead, the default distance).
-  const CpuRowOps fast_prefetching_{CpuSupports(GetParam()) ? GetParam() : CpuIsa::kScalar, 2048};
+  // The same with the attention kernels' K/V prefetch (4 KiB ahead, the AVX2 and AVX-512
+  // kernels' default distance).
+  const CpuRowOps fast_prefetching_{CpuSupports(GetParam()) ? GetParam() : CpuIsa::kScalar, 4096};
 };
 
 TEST_P(RowOpsCpu, RmsNormAndGamma) { test::CheckRmsNormAndGamma(plain_, fast_); }
