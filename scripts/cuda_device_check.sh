@@ -10,9 +10,9 @@
 # so a run that is cut short still returns its logs.
 #
 # Two ways to get the programs:
-#   --bundle ARCHIVE  run a build packed by scripts/cuda_bundle.sh (the lent GPU machines have
-#                     nvcc, CMake and ninja but not the Debian libraries detverify links, and no
-#                     package registry, so they cannot build it)
+#   --bundle ARCHIVE  run a build packed by scripts/cuda_bundle.sh (for a CUDA image with nvcc,
+#                     CMake and ninja but not the Debian libraries detverify links, and no
+#                     package registry: it cannot build detverify)
 #   (default)         a -Werror build for the GPU's own architecture into build-cuda-check/, on a
 #                     machine that has scripts/install_deps.sh's packages; then the whole suite
 #                     but slow labels runs too
