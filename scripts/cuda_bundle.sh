@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Packs a CUDA build of detverify for a GPU machine that cannot build it: a CUDA image with nvcc,
 # CMake and ninja but none of the Debian libraries detverify links (yaml-cpp, SQLite, OpenSSL,
-# OpenBLAS, ICU, GoogleTest) and no package registry to install them from. The bundle holds the CLI, the test
-# programs that run on the cuda backend (the cuda tests, and the model tests that walk
-# EveryExecutionPath) at their build-tree paths, and every shared library they load except the C
-# library and CUDA's own (the GPU machine's driver and cuBLAS are used). One xz archive (about
-# 20 MB), to copy there beside the source tree; scripts/cuda_device_check.sh --bundle ARCHIVE runs
-# the checks from it.
+# OpenBLAS, ICU, GoogleTest) and no package registry to install them from. The bundle holds the
+# CLI, the test programs that run on the cuda backend (the cuda tests, and the model tests that
+# walk EveryExecutionPath) at their build-tree paths, and every shared library they load except
+# the C library and CUDA's own (the GPU machine's driver and cuBLAS are used). One xz archive
+# (about 20 MB), to copy there beside the source tree; scripts/cuda_device_check.sh --bundle
+# ARCHIVE runs the checks from it.
 # Usage: scripts/cuda_bundle.sh [BUILD_DIR] [ARCHIVE]   (defaults: build, .device-bundle/bundle.tar.xz)
 set -euo pipefail
 cd "$(dirname "$0")/.."
