@@ -17,7 +17,7 @@
 #                     machine that has scripts/install_deps.sh's packages; then the whole suite
 #                     but slow labels runs too
 # Writes summary.txt, nvidia-smi.txt and logs.tar.gz (each step's log, the scenario's DB) to OUT
-# (default build-cuda-check/out, or $OUT: three files, as a GPU machine returns only a few);
+# (default build-cuda-check/out, or $OUT: three files, little to copy back from the GPU machine);
 # the exit status is the first failure's.
 # Usage: scripts/cuda_device_check.sh [--bundle ARCHIVE] [--budget SECONDS] [OUT]
 set -uo pipefail
@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --bundle) bundle="$2"; shift 2 ;;
     --budget) budget="$2"; shift 2 ;;
-    -h | --help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,/^# Usage/p' "$0"; exit 0 ;;
     *) out="$1"; shift ;;
   esac
 done
