@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# The cuda backend's checks on a machine with an NVIDIA GPU, in one run, with every log kept:
-# the cuda tests (the device GEMMs against MatmulI8Ref for each kernel, the resident forward pass
+# The cuda backend's checks on a machine with an NVIDIA GPU, in one run, with every log kept: the
+# cuda tests (the device GEMMs against MatmulI8Ref for each kernel, the resident forward pass
 # against the reference), the generate chains of cuda (its resident forward pass, and with
 # DETVERIFY_CUDA_FORWARD=host-rows its host row work) against cpu on the built-in qwen3-0.6b
 # model, `detverify bench --backend cuda` for both passes, the fp16 cuBLAS float rows (generate,
-# bench), the model tests (compat, golden, trace, wrap rows, edges then run on `cuda` through
-# EveryExecutionPath), `detverify run scenarios/quick.yaml`, and the cpu backend's bench on the
-# same machine. The most telling checks run first; each step gets what is left of the time budget,
-# so a run that is cut short still returns its logs.
+# bench), the demo's GPU rows beside its cpu row, the model tests (compat, golden, trace, wrap
+# rows, edges then run on `cuda` through EveryExecutionPath), `detverify run
+# scenarios/quick.yaml`, and the cpu backend's bench on the same machine. The most telling checks
+# run first; each step gets what is left of the time budget, so a run that is cut short still
+# returns its logs.
 #
 # Two ways to get the programs:
 #   --bundle ARCHIVE  run a build packed by scripts/cuda_bundle.sh (for a CUDA image with nvcc,
@@ -127,6 +128,11 @@ for batch in 1 8; do
 done
 step float-bench-fp16-cuda "$bin" bench --engine float --preset qwen3-0.6b --backend cuda \
   --prefill 64 --decode-batch 1,8 --repeats 1 --scaling off
+# The demo's GPU rows beside its batch-1 cpu row (512 steps on the prepared built-in model): the
+# int8-cuda rows must show the cpu row's hash; the fp16 rows are the float contrast.
+step demo-gpu-rows "$bin" run scenarios/demo.yaml --db "$logs/demo.sqlite" --config int8-cpu-b1 \
+  --config int8-cuda-b1 --config int8-cuda-b8 --config int8-cuda-split --config fp16-cuda-b1 \
+  --config fp16-cuda-b8 --config fp16-cuda-split
 # The model tests, each walking every execution path (cuda's included), side by side.
 pids=()
 for t in compat golden llama_golden trace wrap_rows row_ops_edges hostile_artifact logit_scale \
