@@ -93,7 +93,7 @@ else
   bin="$build/cli/detverify"
   tests="$build"
 fi
-export DETVERIFY_CACHE="${TMPDIR:-/tmp}/detverify-check-cache"
+export DETVERIFY_CACHE="${DETVERIFY_CACHE:-${TMPDIR:-/tmp}/detverify-check-cache}"
 export DETVERIFY_SOURCE_DIR="$PWD" DETVERIFY_BINARY_DIR="$tests" DETVERIFY_SHARED_DIR="$PWD/../shared"
 gtest() {  # gtest NAME PROGRAM: one test program, its summary lines kept
   step "$1" "$tests/$2" --gtest_brief=1
