@@ -487,8 +487,8 @@ class DeviceForward {
     int64_t counts[kCounters] = {};
     std::memcpy(counts, out.data(), sizeof(counts));
     ThrowIfDividedByZero(counts[kZeroK], counts[kZeroV], counts[kZeroExp]);
-    const unsigned char* xm = out.data() + kCounters * sizeof(int64_t);
-    const unsigned char* xk = xm + static_cast<size_t>(cap_tokens_) * sizeof(int64_t);
+    const unsigned char* xm = out.data() + xm_at_;
+    const unsigned char* xk = out.data() + xk_at_;
     const unsigned char* g = out.data() + logits_at_;
     const auto row_bytes = static_cast<size_t>(c.vocab) * sizeof(int32_t);
     const auto ld_bytes = static_cast<size_t>(ld) * sizeof(int32_t);
@@ -577,13 +577,15 @@ class DeviceForward {
     // The results buffer (Forward's one copy back): counters, xm, xk, then the logits rows
     // at a 256-byte boundary (a GEMM output).
     const int64_t gr = exec_.GemmRows(std::max(cap_rows_, M));
-    logits_at_ = (kCounters + 2 * M) * static_cast<int64_t>(sizeof(int64_t));
-    logits_at_ = (logits_at_ + 255) / 256 * 256;
+    const auto i64 = static_cast<int64_t>(sizeof(int64_t));
+    xm_at_ = kCounters * i64;
+    xk_at_ = xm_at_ + M * i64;
+    logits_at_ = (xk_at_ + M * i64 + 255) / 256 * 256;
     results_ = Buffer<unsigned char>(logits_at_ +
                                      gr * Pad4(c.vocab) * static_cast<int64_t>(sizeof(int32_t)));
     counters_ = reinterpret_cast<int64_t*>(results_);
-    t.xm = counters_ + kCounters;
-    t.xk = t.xm + M;
+    t.xm = reinterpret_cast<int64_t*>(results_ + xm_at_);
+    t.xk = reinterpret_cast<int64_t*>(results_ + xk_at_);
     head_logits_ = reinterpret_cast<int32_t*>(results_ + logits_at_);
     t.pq = Buffer<int32_t>(gm * Pad4(qd));
     t.pk = Buffer<int32_t>(gm * Pad4(kvd));
@@ -621,7 +623,7 @@ class DeviceForward {
   std::vector<Packed> packed_;
   std::unique_ptr<PackedWeight> head_;
   unsigned char* results_ = nullptr;
-  int64_t logits_at_ = 0;  // byte offset of the logits rows in results_
+  int64_t xm_at_ = 0, xk_at_ = 0, logits_at_ = 0;  // byte offsets of the parts of results_
   int64_t* counters_ = nullptr;
   int64_t* token_ = nullptr;
   int64_t* want_ = nullptr;
