@@ -16,6 +16,15 @@ int CudaDeviceCount(std::string* why) {
   return count;
 }
 
+size_t CudaFreeBytes() {
+  size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return free_bytes;
+}
+
 std::string CudaDeviceUnusable(int device) {
   std::string why;
   const int count = CudaDeviceCount(&why);

@@ -2,6 +2,7 @@
 // GEMMs share. No CUDA header is needed to include this one.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -21,6 +22,10 @@ std::string CudaDeviceUnusable(int device);
 // Makes `device` the calling thread's current device: "" on success, else why not in one line
 // (CudaDeviceUnusable's reasons, or "cudaSetDevice: <the runtime's message>").
 std::string SelectCudaDevice(int device);
+
+// Bytes free on the current device (cudaMemGetInfo); 0 when the runtime cannot say. Leaves no
+// sticky error behind.
+size_t CudaFreeBytes();
 
 struct CudaStreamDeleter {
   void operator()(CUstream_st* stream) const;  // cudaStreamDestroy

@@ -165,11 +165,7 @@ class ManagedKvStorage final : public KvStorage {
   explicit ManagedKvStorage(size_t bytes) {
     // Never more managed memory than the device has free: past it, managed memory is
     // oversubscribed and pages between host and device (or stalls the GPU) instead of failing.
-    size_t free_bytes = 0, total_bytes = 0;
-    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess || bytes >= free_bytes) {
-      cudaGetLastError();
-      throw std::bad_alloc();
-    }
+    if (bytes >= CudaFreeBytes()) throw std::bad_alloc();
     void* p = nullptr;
     if (cudaMallocManaged(&p, bytes == 0 ? 1 : bytes) != cudaSuccess) {
       cudaGetLastError();  // not sticky: the caller reports an allocation failure

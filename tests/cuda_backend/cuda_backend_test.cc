@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -367,6 +368,20 @@ TEST_P(CudaResident, EqualsTheReference) {
       EXPECT_EQ(a.wrap_events(), b.wrap_events()) << artifact->sha256();
     }
   }
+}
+
+// A K/V cache of the resident pass never asks for more managed memory than the device has free:
+// just past it (by 64 MiB, which an unguarded cudaMallocManaged would grant by oversubscribing)
+// it is an allocation failure; a small one is zero-filled storage the host reads.
+TEST(CudaResidentMemory, KvStorageBeyondFreeMemoryIsAnAllocationFailure) {
+  if (!HaveDevice()) GTEST_SKIP() << "no CUDA device";
+  auto cuda = MakeCudaBackend(CudaBackendOptions{});
+  const size_t free_bytes = CudaFreeBytes();
+  ASSERT_GT(free_bytes, 0u);
+  EXPECT_THROW(cuda->AllocateKvStorage(free_bytes + (size_t{64} << 20)), std::bad_alloc);
+  const auto small = cuda->AllocateKvStorage(4096);
+  ASSERT_NE(small, nullptr);
+  EXPECT_TRUE(std::all_of(small->data(), small->data() + 4096, [](uint8_t v) { return v == 0; }));
 }
 
 // The fingerprint says which pass ran and whether graphs were on.
