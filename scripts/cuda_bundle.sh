@@ -12,21 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
 archive="${2:-.device-bundle/bundle.tar.xz}"
-programs=(
-  cli/detverify
-  tests/cuda_backend/cuda_backend_test
-  tests/float_engine/float_cuda_test
-  tests/engine/test_compat
-  tests/engine/test_golden
-  tests/engine/test_llama_golden
-  tests/engine/test_trace
-  tests/engine/test_wrap_rows
-  tests/engine/test_row_ops_edges
-  tests/engine/test_hostile_artifact
-  tests/engine/test_logit_scale
-  tests/engine/test_determinism
-  tests/engine/test_device_forward
-)
+# What the check runs, as it names it.
+mapfile -t programs < <(scripts/cuda_device_check.sh --programs)
 for p in "${programs[@]}"; do
   [ -x "$build/$p" ] || { echo "cuda_bundle: $build/$p: not built (build with DETVERIFY_CUDA=ON first)" >&2; exit 1; }
 done

@@ -21,14 +21,23 @@
 # (default build-cuda-check/out, or $OUT: three files, little to copy back from the GPU machine);
 # the exit status is the first failure's.
 # Usage: scripts/cuda_device_check.sh [--bundle ARCHIVE] [--budget SECONDS] [OUT]
+#        scripts/cuda_device_check.sh --programs   (what it runs, at build-tree paths; the bundle's)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
+# The test programs it runs: the cuda tests, then the model tests that walk every execution path.
+cuda_tests=(tests/cuda_backend/cuda_backend_test tests/float_engine/float_cuda_test)
+model_tests=()
+for t in compat golden llama_golden trace wrap_rows row_ops_edges hostile_artifact logit_scale \
+  determinism device_forward; do
+  model_tests+=("tests/engine/test_$t")
+done
 bundle="" budget=540 out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --bundle) bundle="$2"; shift 2 ;;
     --budget) budget="$2"; shift 2 ;;
-    -h | --help) sed -n '2,/^# Usage/p' "$0"; exit 0 ;;
+    --programs) printf '%s\n' cli/detverify "${cuda_tests[@]}" "${model_tests[@]}"; exit 0 ;;
+    -h | --help) sed -n '2,/^# *scripts.cuda_device_check.sh --programs/p' "$0"; exit 0 ;;
     *) out="$1"; shift ;;
   esac
 done
@@ -95,15 +104,15 @@ else
 fi
 export DETVERIFY_CACHE="${DETVERIFY_CACHE:-${TMPDIR:-/tmp}/detverify-check-cache}"
 export DETVERIFY_SOURCE_DIR="$PWD" DETVERIFY_BINARY_DIR="$tests" DETVERIFY_SHARED_DIR="$PWD/../shared"
-gtest() {  # gtest NAME PROGRAM: one test program, its summary lines kept
-  step "$1" "$tests/$2" --gtest_brief=1
+gtest() {  # gtest PROGRAM: one test program, its summary lines kept, logged as its name
+  step "$(basename "$1")" "$tests/$1" --gtest_brief=1
 }
-gtest test-cuda-backend tests/cuda_backend/cuda_backend_test
-gtest test-float-cuda tests/float_engine/float_cuda_test
+for t in "${cuda_tests[@]}"; do gtest "$t"; done
 
 prompt=$(seq -s, 1 64)
-for backend in cpu cuda cuda-host-rows; do
-  for batch in 1 8; do
+backends=(cpu cuda cuda-host-rows) batches=(1 8)
+for backend in "${backends[@]}"; do
+  for batch in "${batches[@]}"; do
     # cuda-host-rows: the cuda backend with its row work on the host (DETVERIFY_CUDA_FORWARD).
     forward=resident
     [ "$backend" = cuda-host-rows ] && forward=host-rows
@@ -113,10 +122,12 @@ for backend in cpu cuda cuda-host-rows; do
   done
 done
 # Every generate row prints the same chain, or the backend is not bit-identical.
+want=$((${#backends[@]} * ${#batches[@]}))
 rows=$(grep -l '^logits chain' "$logs"/generate-*.log 2> /dev/null | wc -l)
 chains=$(awk '/^logits chain/ {print $NF}' "$logs"/generate-*.log | sort -u | wc -l)
-echo "generate: $rows of 6 rows gave a chain, $chains distinct (must be 6 and 1)" | tee -a "$summary"
-[ "$rows" -eq 6 ] && [ "$chains" -eq 1 ] || status=1
+echo "generate: $rows of $want rows gave a chain, $chains distinct (must be $want and 1)" |
+  tee -a "$summary"
+[ "$rows" -eq "$want" ] && [ "$chains" -eq 1 ] || status=1
 step bench-cuda "$bin" bench --preset qwen3-0.6b --backend cuda --repeats 3
 step bench-cuda-host-rows env DETVERIFY_CUDA_FORWARD=host-rows "$bin" bench --preset qwen3-0.6b \
   --backend cuda --repeats 1 --scaling off
@@ -135,9 +146,8 @@ step demo-gpu-rows "$bin" run scenarios/demo.yaml --db "$logs/demo.sqlite" --con
   --config fp16-cuda-b8 --config fp16-cuda-split
 # The model tests, each walking every execution path (cuda's included), side by side.
 pids=()
-for t in compat golden llama_golden trace wrap_rows row_ops_edges hostile_artifact logit_scale \
-  determinism device_forward; do
-  gtest "test-$t" "tests/engine/test_$t" &
+for t in "${model_tests[@]}"; do
+  gtest "$t" &
   pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p" || { [ "$status" -eq 0 ] && status=1; }; done
