@@ -33,6 +33,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git binutils
+  ccache  # every build compiles through it where present (CMakeLists.txt, DETVERIFY_CCACHE)
   libgtest-dev libgmock-dev libbenchmark-dev
   libyaml-cpp-dev libsqlite3-dev sqlite3 libssl-dev
   libboost-dev libboost-filesystem-dev libcli11-dev nlohmann-json3-dev
