@@ -11,6 +11,7 @@
 //   void Upload(void* dst, const void* src, size_t bytes), Download(...) (host <-> executor)
 //   void Zero(void* dst, size_t bytes)
 //   std::unique_ptr<PackedWeight> Pack(const int8_t* w8t, int64_t k, int64_t n)
+//       w8t [k, n] row-major, copied: the executor keeps no pointer into it after the call
 //   void Gemm(const int8_t* a, int64_t m, const PackedWeight& w, int32_t* c)
 //       c[m, Pad4(n)] = a[m, Pad4(k)] * W, row strides Pad4(k) and Pad4(n) (cuBLASLt's TN form)
 //   int64_t GemmRows(int64_t m)           rows to allocate for a GEMM operand of m rows
@@ -28,6 +29,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <vector>
@@ -90,8 +92,10 @@ struct Tensors {
   // GEMM inputs [M, Pad4(k)] and their row scales.
   int8_t* x8;
   int64_t *xm, *xk;
-  // GEMM outputs, row stride Pad4(out).
+  // GEMM outputs. q, k and v are one GEMM's row (stride qkv_stride, k and v at multiples of 4),
+  // gate and up another's (gate_up_stride); po (o and down) has stride Pad4(hidden).
   int32_t *pq, *pk, *pv, *po, *pg, *pu;
+  int64_t qkv_stride, gate_up_stride;
   // Q heads [M, nq*d], their scales [M, nq], attention output [M, nq*d].
   int8_t* q8;
   int64_t *qm, *qk;
@@ -195,7 +199,7 @@ struct QkvHeadStep {
     if (head < t.nq) {
       const int64_t h = head, kvh = Quotient(h, t.group), at = tok * t.nq * d + h * d;
       const int64_t row_k =
-          HeadIntoRope(b, t.pq + tok * Pad4(t.nq * d) + h * d, L.q_m + h * d, WrapAdd(xk, L.q_k),
+          HeadIntoRope(b, t.pq + tok * t.qkv_stride + h * d, L.q_m + h * d, WrapAdd(xk, L.q_k),
                        L.q_norm_m, cos_row, sin_row, y32, y64);
       block::MulColumns(b, y64, L.qs_m + kvh * d, d, y64);
       bool wrapped = false;
@@ -210,7 +214,7 @@ struct QkvHeadStep {
       });
       return;
     }
-    const int64_t h = head - t.nq, at = tok * Pad4(t.nkv * d) + h * d;
+    const int64_t h = head - t.nq, at = tok * t.qkv_stride + h * d;
     const int64_t row_k = HeadIntoRope(b, t.pk + at, L.k_m + h * d, WrapAdd(xk, L.k_k), L.k_norm_m,
                                        cos_row, sin_row, y32, y64);
     const int64_t k_row_m = t.qk_norm ? 1 : xm, k_row_k = t.qk_norm ? L.k_rowk : row_k;
@@ -311,8 +315,8 @@ struct MlpStep {
   template <typename Block>
   DV_INLINE void operator()(Block& b, int64_t tok) const {
     const int64_t n = t.inter, xm = t.xm[tok], xk = t.xk[tok];
-    int32_t* g = t.pg + tok * Pad4(n);
-    int32_t* u = t.pu + tok * Pad4(n);
+    int32_t* g = t.pg + tok * t.gate_up_stride;
+    int32_t* u = t.pu + tok * t.gate_up_stride;
     int64_t* y64 = t.y64 + tok * t.scratch_stride;
     const int64_t gk = WrapSub(WrapAdd(xk, L.gate_k), block::RequantI32(b, g, L.gate_m, n, 14, g));
     const int64_t uk = WrapSub(WrapAdd(xk, L.up_k), block::RequantI32(b, u, L.up_m, n, 14, u));
@@ -339,6 +343,21 @@ struct GatherStep {
     const int8_t* src = x8 + tokens[row] * stride;
     block::ForEach(b, stride, [&](int64_t i) { out[row * stride + i] = src[i]; });
     b.Sync();
+  }
+};
+
+// Two steps of the same item as one launch: `first`, then (after a barrier) `second`. The pass
+// joins a step with the next where both take a token: the embedding or a residual update with
+// the RMSNorm and int8 of the GEMM input that follows it.
+template <typename First, typename Second>
+struct Then {
+  First first;
+  Second second;
+  template <typename Block>
+  DV_INLINE void operator()(Block& b, int64_t item) const {
+    first(b, item);
+    b.Sync();
+    second(b, item);
   }
 };
 
@@ -386,8 +405,10 @@ class DeviceForward {
       layers_.push_back(d);
       Packed p;
       auto pack = [&](const LinearWeights& lw) { return exec_.Pack(lw.w8t, lw.in, lw.out); };
-      p.q = pack(l.q), p.k = pack(l.k), p.v = pack(l.v), p.o = pack(l.o);
-      p.gate = pack(l.gate), p.up = pack(l.up), p.down = pack(l.down);
+      p.qkv = PackStacked({&l.q, &l.k, &l.v});
+      p.o = pack(l.o);
+      p.gate_up = PackStacked({&l.gate, &l.up});
+      p.down = pack(l.down);
       packed_.push_back(std::move(p));
     }
     head_ = exec_.Pack(w.head_w8t, c.hidden, c.vocab);
@@ -448,15 +469,20 @@ class DeviceForward {
     const auto G = static_cast<int64_t>(want.size());
     if (G > 0) exec_.Upload(want_, want.data(), want.size() * sizeof(int64_t));
 
+    // A layer is four GEMMs (q/k/v stacked, o, gate/up stacked, down) and six launches; the
+    // RMSNorm and int8 of each GEMM input run in the launch that made the residual (or the
+    // embedding) it reads. The next layer's input smoothing, or none before the LM head:
+    const auto input_norm = [&](int64_t layer) {
+      if (layer >= c.n_layers) return NormQuantStep{t, nullptr, 0};
+      const Layer& L = layers_[static_cast<size_t>(layer)];
+      return NormQuantStep{t, L.as_m, L.as_k};
+    };
     exec_.Run(M, G, [&] {
-      exec_.Launch(M, EmbedStep{t});
+      exec_.Launch(M, Then<EmbedStep, NormQuantStep>{EmbedStep{t}, input_norm(0)});
       for (int64_t layer = 0; layer < c.n_layers; ++layer) {
         const Layer& L = layers_[static_cast<size_t>(layer)];
         const Packed& P = packed_[static_cast<size_t>(layer)];
-        exec_.Launch(M, NormQuantStep{t, L.as_m, L.as_k});
-        exec_.Gemm(t.x8, M, *P.q, t.pq);
-        exec_.Gemm(t.x8, M, *P.k, t.pk);
-        exec_.Gemm(t.x8, M, *P.v, t.pv);
+        exec_.Gemm(t.x8, M, *P.qkv, t.pq);
         exec_.Launch(M * (c.n_q_heads + c.n_kv_heads), QkvHeadStep{t, L, layer});
         for (int64_t first = 0; first < M * c.n_q_heads; first += attend_items_) {
           const int64_t n = std::min(attend_items_, M * c.n_q_heads - first);
@@ -464,15 +490,14 @@ class DeviceForward {
         }
         exec_.Launch(M, OutInputStep{t, L});
         exec_.Gemm(t.x8, M, *P.o, t.po);
-        exec_.Launch(M, ResidualStep{t, L.o_m, L.o_k});
-        exec_.Launch(M, NormQuantStep{t, L.ms_m, L.ms_k});
-        exec_.Gemm(t.x8, M, *P.gate, t.pg);
-        exec_.Gemm(t.x8, M, *P.up, t.pu);
+        exec_.Launch(M, Then<ResidualStep, NormQuantStep>{ResidualStep{t, L.o_m, L.o_k},
+                                                          NormQuantStep{t, L.ms_m, L.ms_k}});
+        exec_.Gemm(t.x8, M, *P.gate_up, t.pg);
         exec_.Launch(M, MlpStep{t, L});
         exec_.Gemm(t.x8, M, *P.down, t.po);
-        exec_.Launch(M, ResidualStep{t, L.down_m, L.down_k});
+        exec_.Launch(M, Then<ResidualStep, NormQuantStep>{ResidualStep{t, L.down_m, L.down_k},
+                                                          input_norm(layer + 1)});
       }
-      exec_.Launch(M, NormQuantStep{t, nullptr, 0});
       if (G > 0) {
         exec_.Launch(G, GatherStep{t.x8, head_x8_, want_, Pad4(H)});
         exec_.Gemm(head_x8_, G, *head_, head_logits_);
@@ -526,8 +551,38 @@ class DeviceForward {
 
  private:
   struct Packed {
-    std::unique_ptr<PackedWeight> q, k, v, o, gate, up, down;
+    std::unique_ptr<PackedWeight> qkv, o, gate_up, down;
   };
+
+  // Columns of a stacked GEMM's part: each part starts at a multiple of 4 (cuBLASLt's alignment
+  // of a row of int32 outputs, 16 bytes), zero columns between.
+  static int64_t StackedWidth(std::initializer_list<int64_t> outs) {
+    int64_t n = 0;
+    for (const int64_t o : outs) n += Pad4(o);
+    return n;
+  }
+
+  // The weights of GEMMs that share their input (and inner dimension) side by side as one
+  // [k, n] matrix, part i's columns after Pad4 of the parts before it: one GEMM instead of
+  // several, whose products are each part's exactly (an int32 dot product per column, the
+  // columns independent; no sum can saturate, as K * 127 * 128 < 2^31 is checked per weight).
+  std::unique_ptr<PackedWeight> PackStacked(std::initializer_list<const LinearWeights*> parts) {
+    const int64_t k = (*parts.begin())->in;
+    int64_t n = 0;
+    for (const LinearWeights* p : parts) {
+      DV_CHECK(p->in == k) << "stacked weights of inner dimensions " << k << " and " << p->in;
+      n += Pad4(p->out);
+    }
+    std::vector<int8_t> w(static_cast<size_t>(k * n), 0);
+    int64_t at = 0;
+    for (const LinearWeights* p : parts) {
+      for (int64_t i = 0; i < k; ++i) {
+        std::copy_n(p->w8t + i * p->out, p->out, w.begin() + i * n + at);
+      }
+      at += Pad4(p->out);
+    }
+    return exec_.Pack(w.data(), k, n);
+  }
 
   // Executor memory for n T, owned by the program (constants) or by the current set of
   // activation buffers (freed when Ensure replaces them).
@@ -587,12 +642,15 @@ class DeviceForward {
     t.xm = reinterpret_cast<int64_t*>(results_ + xm_at_);
     t.xk = reinterpret_cast<int64_t*>(results_ + xk_at_);
     head_logits_ = reinterpret_cast<int32_t*>(results_ + logits_at_);
-    t.pq = Buffer<int32_t>(gm * Pad4(qd));
-    t.pk = Buffer<int32_t>(gm * Pad4(kvd));
-    t.pv = Buffer<int32_t>(gm * Pad4(kvd));
+    // The stacked GEMMs' outputs (PackStacked): q | k | v and gate | up in one row each.
+    t.qkv_stride = StackedWidth({qd, kvd, kvd});
+    t.pq = Buffer<int32_t>(gm * t.qkv_stride);
+    t.pk = t.pq + Pad4(qd);
+    t.pv = t.pk + Pad4(kvd);
     t.po = Buffer<int32_t>(gm * Pad4(H));
-    t.pg = Buffer<int32_t>(gm * Pad4(I));
-    t.pu = Buffer<int32_t>(gm * Pad4(I));
+    t.gate_up_stride = StackedWidth({I, I});
+    t.pg = Buffer<int32_t>(gm * t.gate_up_stride);
+    t.pu = t.pg + Pad4(I);
     t.q8 = Buffer<int8_t>(M * qd);
     t.qm = Buffer<int64_t>(M * c.n_q_heads);
     t.qk = Buffer<int64_t>(M * c.n_q_heads);

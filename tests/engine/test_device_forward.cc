@@ -49,11 +49,13 @@ class HostExec {
   void Zero(void* dst, size_t bytes) { std::memset(dst, 0, bytes); }
 
   struct Weight final : PackedWeight {
-    const int8_t* w8t = nullptr;
+    std::vector<int8_t> w8t;
   };
+  // A copy, as the device's: the program may pack a matrix it made for the call (the stacked
+  // q/k/v and gate/up weights) and free it afterwards.
   std::unique_ptr<PackedWeight> Pack(const int8_t* w8t, int64_t k, int64_t n) {
     auto w = std::make_unique<Weight>();
-    w->w8t = w8t;
+    w->w8t.assign(w8t, w8t + k * n);
     w->k = k;
     w->n = n;
     return w;
@@ -63,7 +65,7 @@ class HostExec {
     Enqueue([this, a, m, &w, c] {
       // MatmulI8Ref one row at a time: the device's row strides are padded to 4.
       for (int64_t t = 0; t < m; ++t) {
-        MatmulI8Ref(a + t * Pad4(w.k), 1, w.k, w.w8t, w.n, c + t * Pad4(w.n));
+        MatmulI8Ref(a + t * Pad4(w.k), 1, w.k, w.w8t.data(), w.n, c + t * Pad4(w.n));
       }
       ++gemms_;
     });
@@ -194,10 +196,21 @@ class DeviceForwardTest : public ::testing::TestWithParam<std::pair<int, bool>> 
         ra[0].all_scale_k = ka.data(), rb[0].all_scale_k = kb.data();
       }
       model.Forward(ra);
-      const int64_t downloads = exec.downloads();
+      const int64_t downloads = exec.downloads(), gemms = exec.gemms();
+      const int64_t launches = exec.launches();
       program.Forward(rb, &wraps);
       // The results come back in one copy: one wait for the device a call.
       ASSERT_EQ(exec.downloads(), downloads + 1) << "call " << call;
+      // A layer is four GEMMs (q/k/v and gate/up stacked) and five launches besides attention;
+      // the embedding with the first RMSNorm, the gather and the LM head (every call here
+      // wants logits) add one launch and one GEMM each. As many launches as graph nodes: the
+      // number a decode step pays for on a GPU.
+      int64_t tokens = 0;
+      for (const auto& r : ids) tokens += static_cast<int64_t>(r.size());
+      const int64_t layers = w.config.n_layers, heads = tokens * w.config.n_q_heads;
+      const int64_t attend_launches = (heads + attend_items - 1) / attend_items;
+      ASSERT_EQ(exec.gemms() - gemms, 4 * layers + 1) << "call " << call;
+      ASSERT_EQ(exec.launches() - launches, 2 + layers * (5 + attend_launches)) << "call " << call;
       for (size_t r = 0; r < n; ++r) {
         ASSERT_EQ(la[r], lb[r]) << "call " << call << ", row " << r;
         ASSERT_EQ(ca[r]->length(), cb[r]->length());
