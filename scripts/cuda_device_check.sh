@@ -6,9 +6,10 @@
 # model, `detverify bench --backend cuda` for both passes, the fp16 cuBLAS float rows (generate,
 # bench), the demo's GPU rows beside its cpu row, the model tests (compat, golden, trace, wrap
 # rows, edges then run on `cuda` through EveryExecutionPath), `detverify run
-# scenarios/quick.yaml`, and the cpu backend's bench on the same machine. The most telling checks
-# run first; each step gets what is left of the time budget, so a run that is cut short still
-# returns its logs.
+# scenarios/quick.yaml`, short cuda benches at step-kernel widths 256 and 512
+# (DETVERIFY_CUDA_STEP_THREADS), and the cpu backend's bench on the same machine. The most
+# telling checks run first; each step gets what is left of the time budget, so a run that is cut
+# short still returns its logs.
 #
 # Two ways to get the programs:
 #   --bundle ARCHIVE  run a build packed by scripts/cuda_bundle.sh (for a CUDA image with nvcc,
@@ -152,6 +153,12 @@ for t in "${model_tests[@]}"; do
 done
 for p in "${pids[@]}"; do wait "$p" || { [ "$status" -eq 0 ] && status=1; }; done
 step run-quick "$bin" run scenarios/quick.yaml --db "$logs/results.sqlite"
+# The step kernels' block width, the first knob of the resident pass's speed (the same bits at
+# any width; cuda_backend_test's CudaResidentWidths checks 32 and 512 above).
+for threads in 256 512; do
+  step "bench-cuda-step-threads-$threads" env DETVERIFY_CUDA_STEP_THREADS="$threads" "$bin" bench \
+    --preset qwen3-0.6b --backend cuda --prefill 64 --decode-batch 1,8 --repeats 1 --scaling off
+done
 if [ -z "$bundle" ]; then
   step ctest-all ctest --test-dir "$build" -LE slow -j "$(nproc)" --output-on-failure --timeout 900
 fi

@@ -1,10 +1,12 @@
 #include "engine/backends/cuda_backend.h"
 
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <new>
 #include <string>
+#include <system_error>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -184,7 +186,10 @@ class ManagedKvStorage final : public KvStorage {
 class CudaBackendImpl final : public Backend, public CudaGemmDevice {
  public:
   explicit CudaBackendImpl(const CudaBackendOptions& options)
-      : gemm_(options.gemm), resident_(options.resident), graphs_(options.graphs) {
+      : gemm_(options.gemm),
+        resident_(options.resident),
+        graphs_(options.graphs),
+        step_threads_(options.step_threads) {
     if (const std::string why = SelectCudaDevice(options.device); !why.empty()) {
       throw BackendError("backend 'cuda': " + why);
     }
@@ -234,6 +239,7 @@ class CudaBackendImpl final : public Backend, public CudaGemmDevice {
     if (!resident_) return nullptr;
     CudaResidentOptions o;
     o.graphs = graphs_;
+    o.step_threads = step_threads_;
     return MakeCudaResidentForward(weights, *this, o);
   }
 
@@ -263,6 +269,7 @@ class CudaBackendImpl final : public Backend, public CudaGemmDevice {
         {"forward", resident_ ? "resident" : "host rows"},
         {"cuda_graphs", resident_ && graphs_ ? "on" : "off"},
     };
+    if (resident_) out.emplace_back("step_threads", std::to_string(step_threads_));
     std::string algos;
     for (const auto& [shape, plan] : plans_) {
       const auto& [m_pad, tokens, k_pad] = shape;
@@ -417,6 +424,7 @@ class CudaBackendImpl final : public Backend, public CudaGemmDevice {
 
   CudaGemm gemm_;
   bool resident_, graphs_;
+  int step_threads_;
   int device_ = 0;
   cudaDeviceProp props_{};
   // Before everything below that uses them, so destroyed after it.
@@ -456,6 +464,17 @@ bool ParseCudaForward(const std::string& name) {
   if (name == "resident") return true;
   if (name == "host-rows") return false;
   throw BackendError("unknown cuda forward pass '" + name + "' (resident, host-rows)");
+}
+
+int ParseCudaStepThreads(const std::string& text) {
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 32 ||
+      value > kCudaMaxStepThreads || value % 32 != 0) {
+    throw BackendError("cuda step threads '" + text + "': a multiple of 32 from 32 to " +
+                       std::to_string(kCudaMaxStepThreads));
+  }
+  return value;
 }
 
 int64_t CudaPlanTokens(int64_t tokens) {
@@ -502,6 +521,12 @@ std::unique_ptr<Backend> MakeCudaBackend(const CudaBackendOptions& options) {
   }
   if (const char* env = std::getenv("DETVERIFY_CUDA_FORWARD"); env != nullptr && *env != '\0') {
     o.resident = ParseCudaForward(env);
+  }
+  if (o.step_threads == 0) {
+    const char* env = std::getenv("DETVERIFY_CUDA_STEP_THREADS");
+    o.step_threads = env != nullptr && *env != '\0' ? ParseCudaStepThreads(env) : kCudaStepThreads;
+  } else {
+    o.step_threads = ParseCudaStepThreads(std::to_string(o.step_threads));
   }
   return std::make_unique<CudaBackendImpl>(o);
 }

@@ -55,10 +55,18 @@ struct CudaBackendOptions {
   bool resident = true;
   // Decode calls of the resident pass as CUDA graphs, one per batch shape.
   bool graphs = true;
+  // Threads of each resident step's block (a multiple of 32 up to kCudaMaxStepThreads); 0:
+  // DETVERIFY_CUDA_STEP_THREADS, else kCudaStepThreads. The bits do not depend on it (the block
+  // programs are exact at any width); the time of a batch-1 step, a single block per row, does.
+  int step_threads = 0;
 };
 
 // "resident" -> true, "host-rows" -> false; BackendError naming the two otherwise.
 bool ParseCudaForward(const std::string& name);
+
+// A resident step's block width from text: a multiple of 32 from 32 to kCudaMaxStepThreads;
+// BackendError naming the range otherwise.
+int ParseCudaStepThreads(const std::string& text);
 
 // The GEMM operands' shapes as the device sees them (column-major, cuBLASLt's names): m = out
 // padded to 4, n = tokens, k padded to 4; lda = ldb = k_pad, ldd = m_pad.

@@ -44,7 +44,7 @@ struct DeviceBlock {
 
 // One block per item; blocks past the grid's size take further items in strides.
 template <typename Step>
-__global__ void __launch_bounds__(kCudaStepThreads) StepKernel(Step step, int64_t items) {
+__global__ void __launch_bounds__(kCudaMaxStepThreads) StepKernel(Step step, int64_t items) {
   extern __shared__ int64_t slots[];
   DeviceBlock b{slots};
   for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
@@ -56,8 +56,8 @@ __global__ void __launch_bounds__(kCudaStepThreads) StepKernel(Step step, int64_
 // The executor of device_forward.h on the backend's stream.
 class CudaExec {
  public:
-  CudaExec(CudaGemmDevice& gemm, bool graphs)
-      : gemm_(gemm), stream_(gemm.DeviceStream()), graphs_(graphs) {}
+  CudaExec(CudaGemmDevice& gemm, const CudaResidentOptions& o)
+      : gemm_(gemm), stream_(gemm.DeviceStream()), graphs_(o.graphs), threads_(o.step_threads) {}
   ~CudaExec() { Forget(); }
   CudaExec(const CudaExec&) = delete;
   CudaExec& operator=(const CudaExec&) = delete;
@@ -97,8 +97,8 @@ class CudaExec {
   void Launch(int64_t items, const Step& step) {
     if (items <= 0) return;
     const auto blocks = static_cast<unsigned>(std::min<int64_t>(items, int64_t{1} << 20));
-    StepKernel<Step><<<blocks, kCudaStepThreads, 2 * kCudaStepThreads * sizeof(int64_t), stream_>>>(
-        step, items);
+    const auto threads = static_cast<unsigned>(threads_);
+    StepKernel<Step><<<blocks, threads, 2 * threads * sizeof(int64_t), stream_>>>(step, items);
     CudaCheck(cudaGetLastError(), "launching a forward step");
   }
 
@@ -147,6 +147,7 @@ class CudaExec {
   CudaGemmDevice& gemm_;
   CUstream_st* stream_;
   bool graphs_;
+  int threads_;
   std::set<std::pair<int64_t, int64_t>> seen_;
   std::map<std::pair<int64_t, int64_t>, cudaGraphExec_t> graphs_by_shape_;
 };
@@ -154,7 +155,7 @@ class CudaExec {
 class CudaResidentForward final : public ResidentForward {
  public:
   CudaResidentForward(const ModelWeights& w, CudaGemmDevice& gemm, const CudaResidentOptions& o)
-      : exec_(gemm, o.graphs), program_(w, exec_) {}
+      : exec_(gemm, o), program_(w, exec_) {}
   void Forward(std::span<ForwardRow> rows, WrapEvents* wraps) override {
     program_.Forward(rows, wraps);
   }

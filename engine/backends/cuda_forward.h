@@ -32,11 +32,15 @@ class CudaGemmDevice {
 
 // Decode calls of at most this many tokens run as CUDA graphs when graphs are on.
 inline constexpr int64_t kCudaGraphMaxTokens = 16;
-// Threads of each step's block.
+// Threads of each step's block: kCudaStepThreads unless the options say otherwise, at most
+// kCudaMaxStepThreads (the kernels' launch bound: up to 128 registers a thread, where the step
+// kernels use 18-63 on sm_80 and sm_90 without spilling, cuobjdump --dump-resource-usage).
 inline constexpr int kCudaStepThreads = 128;
+inline constexpr int kCudaMaxStepThreads = 512;
 
 struct CudaResidentOptions {
   bool graphs = true;
+  int step_threads = kCudaStepThreads;
 };
 
 // Throws BackendError when the device refuses (memory, a launch).

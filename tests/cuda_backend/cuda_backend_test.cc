@@ -13,6 +13,7 @@
 #include "engine/artifact.h"
 #include "engine/backends/backend_registry.h"
 #include "engine/backends/cuda_backend.h"
+#include "engine/backends/cuda_forward.h"
 #include "engine/backends/cuda_gemm_dp4a_lane.h"
 #include "engine/backends/reference_backend.h"
 #include "engine/generate.h"
@@ -326,6 +327,24 @@ TEST(CudaBackendHost, ForwardNames) {
   EXPECT_THROW(ParseCudaForward("device"), BackendError);
 }
 
+// DETVERIFY_CUDA_STEP_THREADS: whole warps, up to the kernels' launch bound.
+TEST(CudaBackendHost, StepThreads) {
+  EXPECT_EQ(ParseCudaStepThreads("32"), 32);
+  EXPECT_EQ(ParseCudaStepThreads("128"), 128);
+  EXPECT_EQ(ParseCudaStepThreads(std::to_string(kCudaMaxStepThreads)), kCudaMaxStepThreads);
+  for (const char* bad :
+       {"", "0", "16", "96x", "100", "-128", " 128", "544", "1024", "99999999999"}) {
+    try {
+      ParseCudaStepThreads(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const BackendError& e) {
+      EXPECT_EQ(std::string(e.what()), "cuda step threads '" + std::string(bad) +
+                                           "': a multiple of 32 from 32 to " +
+                                           std::to_string(kCudaMaxStepThreads));
+    }
+  }
+}
+
 // The resident forward pass (engine/backends/cuda_forward.h) against the reference backend:
 // batches of rows of different lengths, prefill split in pieces, greedy decode (replayed graphs
 // after the first decode call of each shape), on the DetLLM fixtures (tiny-w2 and tiny-w2b wrap
@@ -333,11 +352,8 @@ TEST(CudaBackendHost, ForwardNames) {
 // GEMM kernel, graphs on or off.
 class CudaResident : public WithDevice<std::pair<CudaGemm, bool>> {};
 
-TEST_P(CudaResident, EqualsTheReference) {
-  CudaBackendOptions o;
-  o.gemm = GetParam().first;
-  o.graphs = GetParam().second;
-  o.host_threads = 2;
+// The resident pass with options o against the reference backend (the comparison above).
+void ExpectResidentEqualsReference(const CudaBackendOptions& o) {
   const std::vector<std::vector<int32_t>> prompts = {
       {11, 48, 85, 122, 159, 196, 233, 270, 307, 344, 381, 418, 455}, {5, 9}, {700, 3, 14, 15}};
   std::vector<std::unique_ptr<Artifact>> models;
@@ -370,6 +386,27 @@ TEST_P(CudaResident, EqualsTheReference) {
   }
 }
 
+TEST_P(CudaResident, EqualsTheReference) {
+  CudaBackendOptions o;
+  o.gemm = GetParam().first;
+  o.graphs = GetParam().second;
+  o.host_threads = 2;
+  ExpectResidentEqualsReference(o);
+}
+
+// Other block widths of the steps (DETVERIFY_CUDA_STEP_THREADS): the same bits, since every
+// block program is exact at any width; the default (128) runs above.
+TEST(CudaResidentWidths, EqualsTheReferenceAtOtherWidths) {
+  if (!HaveDevice()) GTEST_SKIP() << "no CUDA device";
+  for (const int threads : {32, kCudaMaxStepThreads}) {
+    SCOPED_TRACE(threads);
+    CudaBackendOptions o;
+    o.step_threads = threads;
+    o.host_threads = 2;
+    ASSERT_NO_FATAL_FAILURE(ExpectResidentEqualsReference(o));
+  }
+}
+
 // A K/V cache of the resident pass never asks for more managed memory than the device has free:
 // just past it (by 64 MiB, which an unguarded cudaMallocManaged would grant by oversubscribing)
 // it is an allocation failure; a small one is zero-filled storage the host reads.
@@ -390,13 +427,15 @@ TEST_P(CudaResident, DeviceFactsNameTheForwardPass) {
   o.gemm = GetParam().first;
   o.graphs = GetParam().second;
   auto cuda = MakeCudaBackend(o);
-  std::string forward, graphs;
+  std::string forward, graphs, threads;
   for (const auto& [key, value] : cuda->DeviceFacts()) {
     if (key == "forward") forward = value;
     if (key == "cuda_graphs") graphs = value;
+    if (key == "step_threads") threads = value;
   }
   EXPECT_EQ(forward, "resident");
   EXPECT_EQ(graphs, GetParam().second ? "on" : "off");
+  EXPECT_EQ(threads, std::to_string(kCudaStepThreads));
 }
 
 INSTANTIATE_TEST_SUITE_P(
