@@ -217,11 +217,16 @@ void IntQwen3::Forward(std::span<ForwardRow> rows, TraceSink* trace) {
     DV_CHECK(r.cache->length() + r.n_tokens <= kMaxRowSlots)
         << "a row beyond " << kMaxRowSlots
         << " slots, where a softmax sum could leave int64 (docs/SPEC.md §6.4)";
+    for (int64_t i = 0; i < r.n_tokens; ++i) {
+      DV_CHECK(r.ids[i] >= 0 && r.ids[i] < c.vocab)
+          << "token id " << r.ids[i] << ", vocabulary " << c.vocab;
+    }
     tokens += r.n_tokens;
     // Scratch is sized for the cache's capacity, so a decode loop allocates nothing after its
     // first call.
     max_slots = std::max(max_slots, r.cache->capacity());
   }
+  // Every row is checked: the resident pass (and the host path below) take them as they are.
   if (resident_ != nullptr && trace == nullptr) {
     resident_->Forward(rows, &wraps_);
     return;
@@ -233,11 +238,9 @@ void IntQwen3::Forward(std::span<ForwardRow> rows, TraceSink* trace) {
     int64_t t = 0;
     for (const ForwardRow& r : rows) {
       for (int64_t i = 0; i < r.n_tokens; ++i, ++t) {
-        const int32_t id = r.ids[i];
-        DV_CHECK(id >= 0 && id < c.vocab) << "token id " << id << ", vocabulary " << c.vocab;
         ws.cache[Sz(t)] = r.cache;
         ws.pos[Sz(t)] = r.cache->length() + i;
-        ws.ids[Sz(t)] = id;
+        ws.ids[Sz(t)] = r.ids[i];
       }
     }
   }

@@ -30,6 +30,8 @@ struct WrapEvents;
 class ResidentForward {
  public:
   virtual ~ResidentForward() = default;
+  // IntQwen3::Forward's rows after its checks (tokens, ids, capacities, positions): a resident
+  // pass does not check them again.
   virtual void Forward(std::span<ForwardRow> rows, WrapEvents* wraps) = 0;
 };
 

@@ -422,21 +422,16 @@ class DeviceForward {
   DeviceForward(const DeviceForward&) = delete;
   DeviceForward& operator=(const DeviceForward&) = delete;
 
-  // IntQwen3::Forward's contract (engine/model.h) without a trace; the rows' caches must be the
-  // executor's. Adds the call's wrap events to *wraps.
+  // IntQwen3::Forward's contract (engine/model.h) without a trace, for rows it has checked
+  // (ResidentForward); the rows' caches must be the executor's. Adds the call's wrap events to
+  // *wraps.
   void Forward(std::span<ForwardRow> rows, WrapEvents* wraps) {
     const ModelConfig& c = w_.config;
     int64_t tokens = 0, max_slots = 1;
     std::vector<int64_t>& info = token_info_;
     info.clear();
     for (const ForwardRow& r : rows) {
-      DV_CHECK(r.n_tokens > 0) << "a forward row needs at least one token";
-      DV_CHECK(r.cache->length() + r.n_tokens <= r.cache->capacity())
-          << "K/V cache capacity " << r.cache->capacity() << " exceeded";
-      DV_CHECK(r.cache->length() + r.n_tokens <= std::min(c.max_pos, kMaxRowSlots))
-          << "position " << r.cache->length() + r.n_tokens << " beyond the model's range";
       for (int64_t i = 0; i < r.n_tokens; ++i) {
-        DV_CHECK(r.ids[i] >= 0 && r.ids[i] < c.vocab) << "token id " << r.ids[i];
         info.insert(info.end(),
                     {r.ids[i], r.cache->length() + i,
                      static_cast<int64_t>(reinterpret_cast<intptr_t>(r.cache->k_data())),

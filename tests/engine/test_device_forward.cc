@@ -12,6 +12,7 @@
 // on HostBlock one after another. What it shares with the CUDA executor is the program itself.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -410,6 +411,32 @@ TEST_P(DeviceForwardTest, IntQwen3UsesTheResidentPass) {
     EXPECT_EQ(sa.tensors[i].name, sb.tensors[i].name);
     EXPECT_EQ(sa.tensors[i].values, sb.tensors[i].values) << sa.tensors[i].name;
   }
+}
+
+// The resident pass takes IntQwen3's rows as checked: a token id outside the vocabulary, an
+// empty row or a full cache is refused by IntQwen3 before the pass is called.
+TEST(DeviceForwardRows, IntQwen3ChecksTheRowsBeforeTheResidentPass) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const auto artifact = Artifact::Load(test::FixtureDir("tiny-w2"));
+  const ModelWeights& w = artifact->weights();
+  const auto V = static_cast<int32_t>(w.config.vocab);
+  auto refuse = [&](std::vector<int32_t> ids, int64_t n_tokens, int64_t capacity) {
+    ResidentHostBackend resident(1, false);
+    IntQwen3 model(w, resident);
+    KvCache cache(w.config, capacity, resident);
+    std::vector<int32_t> logits(static_cast<size_t>(V));
+    ForwardRow row{&cache, ids.data(), n_tokens, logits.data()};
+    model.Forward(std::span(&row, 1));
+    std::fprintf(stderr, "resident calls: %lld\n", static_cast<long long>(resident.resident_calls));
+    std::exit(0);
+  };
+  EXPECT_DEATH(refuse({1, V, 2}, 3, 8), "check failed: .*token id " + std::to_string(V) +
+                                            ", vocabulary " + std::to_string(V));
+  EXPECT_DEATH(refuse({-1}, 1, 8), "token id -1, vocabulary");
+  EXPECT_DEATH(refuse({1}, 0, 8), "a forward row needs at least one token");
+  EXPECT_DEATH(refuse({1, 2, 3}, 3, 2), "K/V cache capacity 2 exceeded");
+  // The same call with valid rows reaches the pass (so the refusals above were IntQwen3's).
+  EXPECT_EXIT(refuse({1, 2, 3}, 3, 8), ::testing::ExitedWithCode(0), "resident calls: 1");
 }
 
 INSTANTIATE_TEST_SUITE_P(BlockSizesAndGraphs, DeviceForwardTest,
