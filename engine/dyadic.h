@@ -147,6 +147,12 @@ DV_INLINE Dyadic RequantI8RowCol(const int64_t* p, const int64_t* col_m, int64_t
   return RowColScale(a, row_m, row_k, col_k, sh);
 }
 
+// RequantI8Static's denominator s_m << max(shift, 0) (shift = row_k + col_k - s_k); a shift that
+// wraps it to 0 is a division by zero.
+DV_INLINE constexpr int64_t StaticDenominator(int64_t s_m, int64_t shift) {
+  return ShiftLeftWrap(s_m, Max(shift, 0));
+}
+
 // One element to int8 at a static dyadic scale s_m / 2^s_k with a single rounding:
 // sat(rhad(P*col_m*row_m << max(-shift,0), s_m << max(shift,0))), shift = row_k+col_k-s_k.
 DV_INLINE constexpr int8_t RequantI8Static(int64_t p, int64_t row_m, int64_t row_k, int64_t col_m,
@@ -154,7 +160,18 @@ DV_INLINE constexpr int8_t RequantI8Static(int64_t p, int64_t row_m, int64_t row
   const int64_t num = WrapMul(WrapMul(p, col_m), row_m);
   const int64_t shift = WrapSub(WrapAdd(row_k, col_k), s_k);
   return SaturateToInt8(
-      RoundHalfAwayDiv(ShiftLeftWrap(num, Max(-shift, 0)), ShiftLeftWrap(s_m, Max(shift, 0))));
+      RoundHalfAwayDiv(ShiftLeftWrap(num, Max(-shift, 0)), StaticDenominator(s_m, shift)));
+}
+
+// Whether a K head's cache entry divides by zero: any channel's RequantI8Static denominator
+// (row scale 2^-row_k, channel scale s_m[j] / 2^s_k[j]) wrapped to 0 (SPEC §9). IntQwen3 and the
+// device program count it and refuse the call.
+DV_INLINE constexpr bool AnyStaticDenominatorZero(int64_t row_k, const int64_t* s_m,
+                                                  const int64_t* s_k, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) {
+    if (StaticDenominator(s_m[j], WrapSub(row_k, s_k[j])) == 0) return true;
+  }
+  return false;
 }
 
 // Residual stream: int32 h with per-row scale 2^-k_res (m = 1).

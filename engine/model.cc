@@ -478,20 +478,15 @@ void IntQwen3::QkvHeads(int64_t layer, const std::string& pre, TraceRecorder& tr
         int8_t* k8 = s.k8.data();
         int8_t* v8 = s.v8.data();
         const int64_t k_row_m = norm ? 1 : ws.xm[Sz(t)], k_row_k = norm ? L.k_rowk : row_k;
-        if (!norm) {
-          // The token's own K-cache denominators (SPEC §9), counted like V's when one wraps to 0.
-          for (int64_t j = 0; j < d; ++j) {
-            const int64_t shift = WrapSub(k_row_k, L.kq_k[Sz(h * d + j)]);
-            if (ShiftLeftWrap(L.kq_m[Sz(h * d + j)], Max(shift, 0)) == 0) {
-              ++s.zero_k_denominators;
-              break;
-            }
-          }
+        // The token's own K-cache denominators (SPEC §9), counted like V's when one wraps to 0.
+        if (!norm &&
+            AnyStaticDenominatorZero(k_row_k, L.kq_m.data() + h * d, L.kq_k.data() + h * d, d)) {
+          ++s.zero_k_denominators;
         }
         ops_.RequantI8StaticColumns(y64, d, k_row_m, k_row_k, L.kq_m.data() + h * d,
                                     L.kq_k.data() + h * d, k8);
         const int64_t v_shift = WrapSub(WrapAdd(ws.xk[Sz(t)], L.v.k), L.vq_k[Sz(h)]);
-        if (ShiftLeftWrap(L.vq_m[Sz(h)], Max(v_shift, 0)) == 0) ++s.zero_v_denominators;
+        if (StaticDenominator(L.vq_m[Sz(h)], v_shift) == 0) ++s.zero_v_denominators;
         ops_.RequantI8StaticRow(ws.pv.data() + at, d, ws.xm[Sz(t)], ws.xk[Sz(t)],
                                 L.v.m.data() + h * d, L.v.k, L.vq_m[Sz(h)], L.vq_k[Sz(h)], v8);
         ws.cache[Sz(t)]->Write(layer, h, pos, k8, v8);

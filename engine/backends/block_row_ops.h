@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "engine/backends/row_ops.h"
@@ -186,24 +187,36 @@ DV_INLINE Dyadic RequantI8RowColumn(Block& b, const int64_t* p, const int64_t* c
   return RowColScale(a, row_m, row_k, col_k, sh);
 }
 
+// Where a static requant's element i goes: y8[i], or (the device program's K/V cache writes)
+// store(i, value) for a callable.
+template <typename Out>
+DV_INLINE void StoreI8(Out& out, int64_t i, int8_t value) {
+  if constexpr (std::is_pointer_v<Out>) {
+    out[i] = value;
+  } else {
+    out(i, value);
+  }
+}
+
 // RequantI8Static at one static target scale for the whole row (the V cache entry).
-template <typename Block>
+template <typename Block, typename Out>
 DV_INLINE void RequantI8StaticRow(Block& b, const int32_t* p, int64_t n, int64_t row_m,
                                   int64_t row_k, const int64_t* col_m, int64_t col_k, int64_t s_m,
-                                  int64_t s_k, int8_t* y8) {
+                                  int64_t s_k, Out y8) {
   ForEach(b, n, [&](int64_t i) {
-    y8[i] = RequantI8Static(p[i], row_m, row_k, col_m[i], col_k, s_m, s_k);
+    StoreI8(y8, i, RequantI8Static(p[i], row_m, row_k, col_m[i], col_k, s_m, s_k));
   });
   b.Sync();
 }
 
 // RequantI8Static at per-channel static target scales (the K cache entry).
-template <typename Block>
+template <typename Block, typename Out>
 DV_INLINE void RequantI8StaticColumns(Block& b, const int64_t* p, int64_t n, int64_t row_m,
                                       int64_t row_k, const int64_t* s_m, const int64_t* s_k,
-                                      int8_t* y8) {
-  ForEach(b, n,
-          [&](int64_t i) { y8[i] = RequantI8Static(p[i], row_m, row_k, 1, 0, s_m[i], s_k[i]); });
+                                      Out y8) {
+  ForEach(b, n, [&](int64_t i) {
+    StoreI8(y8, i, RequantI8Static(p[i], row_m, row_k, 1, 0, s_m[i], s_k[i]));
+  });
   b.Sync();
 }
 

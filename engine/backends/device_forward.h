@@ -220,30 +220,20 @@ struct QkvHeadStep {
     const int64_t k_row_m = t.qk_norm ? 1 : xm, k_row_k = t.qk_norm ? L.k_rowk : row_k;
     const int64_t v_shift = WrapSub(WrapAdd(xk, L.v_k), L.vq_k[h]);
     block::One(b, [&] {
-      if (!t.qk_norm) {
-        for (int64_t j = 0; j < d; ++j) {
-          const int64_t shift = WrapSub(k_row_k, L.kq_k[h * d + j]);
-          if (ShiftLeftWrap(L.kq_m[h * d + j], Max(shift, 0)) == 0) {
-            Count(t.counters, kZeroK);
-            break;
-          }
-        }
+      if (!t.qk_norm && AnyStaticDenominatorZero(k_row_k, L.kq_m + h * d, L.kq_k + h * d, d)) {
+        Count(t.counters, kZeroK);
       }
-      if (ShiftLeftWrap(L.vq_m[h], Max(v_shift, 0)) == 0) Count(t.counters, kZeroV);
+      if (StaticDenominator(L.vq_m[h], v_shift) == 0) Count(t.counters, kZeroV);
     });
     // Straight into the row's cache slot `pos` of (layer, h), in the decode layout.
     const int64_t d4 = KvPaddedDim(d);
     const int64_t region = (layer * t.nkv + h) * info[kTokHeadBytes];
     auto* kc = reinterpret_cast<int8_t*>(info[kTokK]) + region;
     auto* vc = reinterpret_cast<int8_t*>(info[kTokV]) + region;
-    const int32_t* pv = t.pv + at;
-    block::ForEach(b, d, [&](int64_t j) {
-      kc[KvKOffset(pos, j, d4)] =
-          RequantI8Static(y64[j], k_row_m, k_row_k, 1, 0, L.kq_m[h * d + j], L.kq_k[h * d + j]);
-      vc[KvVOffset(pos, j, d4)] =
-          RequantI8Static(pv[j], xm, xk, L.v_m[h * d + j], L.v_k, L.vq_m[h], L.vq_k[h]);
-    });
-    b.Sync();
+    block::RequantI8StaticColumns(b, y64, d, k_row_m, k_row_k, L.kq_m + h * d, L.kq_k + h * d,
+                                  [&](int64_t j, int8_t v) { kc[KvKOffset(pos, j, d4)] = v; });
+    block::RequantI8StaticRow(b, t.pv + at, d, xm, xk, L.v_m + h * d, L.v_k, L.vq_m[h], L.vq_k[h],
+                              [&](int64_t j, int8_t v) { vc[KvVOffset(pos, j, d4)] = v; });
   }
 };
 

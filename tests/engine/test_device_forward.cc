@@ -291,37 +291,48 @@ TEST_P(DeviceForwardTest, LlamaVariantWithoutQkNorm) {
   ASSERT_NO_FATAL_FAILURE(Compare(artifact->weights(), prompts, 5, 8));
 }
 
-// A V-cache denominator that wraps to 0 (docs/SPEC.md §2.3): both refuse the call with the same
-// one-line error, and neither row's cache advances.
+// A K- or V-cache denominator that wraps to 0 (docs/SPEC.md §2.3): both refuse the call with
+// the same one-line error, and neither row's cache advances. V: the shift xk + v.k - vq_k passes
+// 63 for every token (qwen3-tiny); K: on the Llama variant (no QK-Norm, where the K row scale is
+// the token's own) the shift k_row_k - kq_k of one channel does.
 TEST_P(DeviceForwardTest, DivisionByZeroIsTheSameError) {
-  const auto artifact = LoadSynthetic("qwen3-tiny", 0);
-  ModelWeights w = artifact->weights();
-  // The shift xk + v.k - vq_k passes 63 for every token: vq_m << it is 0.
-  w.layers[1].vq_k[0] = -kMaxArtifactShift;
-  auto backend = MakeReferenceBackend();
-  IntQwen3 model(w, *backend);
-  HostExec exec(GetParam().first, GetParam().second);
-  device::DeviceForward<HostExec> program(w, exec);
-  KvCache a(w.config, 16, *backend), b(w.config, 16, *backend);
-  const std::vector<int32_t> ids = {1, 2, 3};
-  std::vector<int32_t> la(static_cast<size_t>(w.config.vocab)), lb(la);
-  ForwardRow ra{&a, ids.data(), 3, la.data()}, rb{&b, ids.data(), 3, lb.data()};
-  std::string want, got;
-  try {
-    model.Forward(std::span(&ra, 1));
-  } catch (const ArithmeticError& e) {
-    want = e.what();
+  const auto qwen = LoadSynthetic("qwen3-tiny", 0);
+  const auto llama = Artifact::Load(test::DataDir() + "/llama/llama-tiny-int");
+  for (const bool k_side : {false, true}) {
+    SCOPED_TRACE(k_side ? "K cache" : "V cache");
+    ModelWeights w = (k_side ? llama : qwen)->weights();
+    if (k_side) {
+      ASSERT_FALSE(w.config.qk_norm);
+      w.layers[1].kq_k[3] = -kMaxArtifactShift;
+    } else {
+      w.layers[1].vq_k[0] = -kMaxArtifactShift;
+    }
+    auto backend = MakeReferenceBackend();
+    IntQwen3 model(w, *backend);
+    HostExec exec(GetParam().first, GetParam().second);
+    device::DeviceForward<HostExec> program(w, exec);
+    KvCache a(w.config, 16, *backend), b(w.config, 16, *backend);
+    const std::vector<int32_t> ids = {1, 2, 3};
+    std::vector<int32_t> la(static_cast<size_t>(w.config.vocab)), lb(la);
+    ForwardRow ra{&a, ids.data(), 3, la.data()}, rb{&b, ids.data(), 3, lb.data()};
+    std::string want, got;
+    try {
+      model.Forward(std::span(&ra, 1));
+    } catch (const ArithmeticError& e) {
+      want = e.what();
+    }
+    WrapEvents wraps;
+    try {
+      program.Forward(std::span(&rb, 1), &wraps);
+    } catch (const ArithmeticError& e) {
+      got = e.what();
+    }
+    ASSERT_FALSE(want.empty()) << "the reference did not divide by zero: the test lost its point";
+    EXPECT_NE(want.find(k_side ? "K-cache" : "V-cache"), std::string::npos) << want;
+    EXPECT_EQ(want, got);
+    EXPECT_EQ(a.length(), 0);
+    EXPECT_EQ(b.length(), 0);
   }
-  WrapEvents wraps;
-  try {
-    program.Forward(std::span(&rb, 1), &wraps);
-  } catch (const ArithmeticError& e) {
-    got = e.what();
-  }
-  ASSERT_FALSE(want.empty()) << "the reference did not divide by zero: the test lost its point";
-  EXPECT_EQ(want, got);
-  EXPECT_EQ(a.length(), 0);
-  EXPECT_EQ(b.length(), 0);
 }
 
 // A host backend with a resident pass, as the cuda backend is: the reference backend's products
