@@ -31,12 +31,50 @@ DV_INLINE int Dp4a(int a, int b, int c) {
 #endif
 }
 
+// Four ints of a row (16 bytes) as one load: LDG.128 on the device.
+struct alignas(16) Dp4aGroup {
+  int v[4];
+};
+DV_INLINE Dp4aGroup LoadDp4aGroup(const int* p) {
+#if defined(__CUDA_ARCH__)
+  return *reinterpret_cast<const Dp4aGroup*>(p);
+#else
+  return {{p[0], p[1], p[2], p[3]}};
+#endif
+}
+
+// Whether a lane reads 16 bytes at a time: the rows are whole groups of 4 ints (k4 % 4 == 0,
+// every real model's k) and start on 16 bytes. The same for every lane of a warp (one weight row
+// and one token tile), so the warp's shuffles below stay full.
+DV_INLINE bool Dp4aLoads16(const int* w_row, const int* a_tile, int64_t k4) {
+  return k4 % 4 == 0 &&
+         (reinterpret_cast<uintptr_t>(w_row) | reinterpret_cast<uintptr_t>(a_tile)) % 16 == 0;
+}
+
 // Lane `lane`'s partial dot products of weight row w_row (k4 groups of 4 int8, as ints) with the
-// nt <= kDp4aTokenTile token rows starting at a_tile (row stride k4): groups lane, lane + 32, ...
-// (coalesced across the warp). acc[t] for t < nt; the rest stay 0.
+// nt <= kDp4aTokenTile token rows starting at a_tile (row stride k4), coalesced across the warp:
+// 16-byte groups lane, lane + 32, ... where Dp4aLoads16 allows (a warp reads 512 contiguous bytes
+// of the row a step, a quarter of the load instructions), else ints lane, lane + 32, .... acc[t]
+// for t < nt; the rest stay 0. Which lane adds which product does not change the warp's sum:
+// every partial is a sum of some of the row's products, exact in int32 (the bound below).
 DV_INLINE void Dp4aLanePartials(const int* w_row, const int* a_tile, int64_t k4, int64_t nt,
                                 int lane, int* acc) {
   for (int t = 0; t < kDp4aTokenTile; ++t) acc[t] = 0;
+  if (Dp4aLoads16(w_row, a_tile, k4)) {
+    for (int64_t j = 4 * static_cast<int64_t>(lane); j < k4; j += 4 * kDp4aWarp) {
+      const Dp4aGroup wv = LoadDp4aGroup(w_row + j);
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int t = 0; t < kDp4aTokenTile; ++t) {
+        if (t < nt) {
+          const Dp4aGroup av = LoadDp4aGroup(a_tile + t * k4 + j);
+          for (int q = 0; q < 4; ++q) acc[t] = Dp4a(wv.v[q], av.v[q], acc[t]);
+        }
+      }
+    }
+    return;
+  }
   for (int64_t j = lane; j < k4; j += kDp4aWarp) {
     const int wv = w_row[j];
 #if defined(__CUDA_ARCH__)

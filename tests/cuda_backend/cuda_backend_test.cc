@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <string>
 #include <utility>
@@ -214,7 +215,9 @@ TEST(CudaBackendHost, Dp4aMatchesDefinition) {
 TEST(CudaBackendHost, Dp4aKernelArithmeticOnTheHost) {
   test::TestRng rng(25);
   for (int64_t m : {1, 3, 8, 9, 17}) {
-    for (int64_t k : {1, 3, 4, 5, 127, 128, 129, 260}) {
+    // k4 = Pad4(k) / 4: 16-byte loads where it is a multiple of 4 (k 64, 127, 128, 1024), ints
+    // otherwise.
+    for (int64_t k : {1, 3, 4, 5, 64, 127, 128, 129, 260, 1000, 1024}) {
       for (int64_t n : {1, 3, 4, 5, 9}) {
         const auto a = test::RandomI8(static_cast<size_t>(m * k), rng);
         const auto w = test::RandomI8(static_cast<size_t>(k * n), rng);
@@ -226,6 +229,43 @@ TEST(CudaBackendHost, Dp4aKernelArithmeticOnTheHost) {
         }
       }
     }
+  }
+}
+
+// A lane reads 16 bytes at a time only from rows of whole 16-byte groups that start on 16
+// bytes; the warp's sums are the same either way (the products are split among the lanes
+// differently).
+TEST(CudaBackendHost, Dp4aLoadWidthsGiveTheSameSums) {
+  test::TestRng rng(26);
+  const int64_t k4 = 64, nt = 5;
+  // Room to start the rows 4 bytes past a 16-byte boundary.
+  std::vector<cuda::Dp4aGroup> w_store(static_cast<size_t>(k4 / 4 + 1));
+  std::vector<cuda::Dp4aGroup> a_store(static_cast<size_t>(nt * k4 / 4 + 1));
+  const auto bytes = test::RandomI8(static_cast<size_t>((1 + nt) * k4 * 4), rng);
+  auto sums = [&](int offset, bool want_wide) {
+    int* w = w_store[0].v + offset;
+    int* a = a_store[0].v + offset;
+    std::memcpy(w, bytes.data(), static_cast<size_t>(k4) * 4);
+    std::memcpy(a, bytes.data() + k4 * 4, static_cast<size_t>(nt * k4) * 4);
+    EXPECT_EQ(cuda::Dp4aLoads16(w, a, k4), want_wide) << "offset " << offset;
+    std::vector<int> total(cuda::kDp4aTokenTile, 0);
+    for (int lane = 0; lane < cuda::kDp4aWarp; ++lane) {
+      int acc[cuda::kDp4aTokenTile];
+      cuda::Dp4aLanePartials(w, a, k4, nt, lane, acc);
+      for (int t = 0; t < cuda::kDp4aTokenTile; ++t) total[static_cast<size_t>(t)] += acc[t];
+    }
+    return total;
+  };
+  const std::vector<int> wide = sums(0, true), narrow = sums(1, false);
+  EXPECT_EQ(wide, narrow);
+  EXPECT_FALSE(cuda::Dp4aLoads16(w_store[0].v, a_store[0].v, 63));  // not whole groups
+  // Against the definition.
+  for (int64_t t = 0; t < nt; ++t) {
+    int want = 0;
+    for (int64_t i = 0; i < k4 * 4; ++i) {
+      want += bytes[static_cast<size_t>(i)] * bytes[static_cast<size_t>(k4 * 4 * (1 + t) + i)];
+    }
+    EXPECT_EQ(wide[static_cast<size_t>(t)], want) << "token " << t;
   }
 }
 
