@@ -483,7 +483,11 @@ class DeviceForward {
         exec_.Launch(M, Then<ResidualStep, NormQuantStep>{ResidualStep{t, L.down_m, L.down_k},
                                                           input_norm(layer + 1)});
       }
-      if (G > 0) {
+      if (G == M) {
+        // Every token's logits (a decode call): the LM head reads the final rows where they
+        // are. G == M holds for every call of a recorded shape, and then want is 0..M-1.
+        exec_.Gemm(t.x8, G, *head_, head_logits_);
+      } else if (G > 0) {
         exec_.Launch(G, GatherStep{t.x8, head_x8_, want_, Pad4(H)});
         exec_.Gemm(head_x8_, G, *head_, head_logits_);
       }
