@@ -2,8 +2,12 @@
 // exact) where a GPU is present. Without one, the device tests skip and say so.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
@@ -382,6 +386,36 @@ TEST(CudaBackendHost, StepThreads) {
                                            "': a multiple of 32 from 32 to " +
                                            std::to_string(kCudaMaxStepThreads));
     }
+  }
+}
+
+// scripts/cuda_device_check.sh --programs names what a GPU machine runs and what
+// scripts/cuda_bundle.sh packs for it: every one of them is a program this build makes (a test
+// renamed or removed would otherwise surface only there, where the machine cannot rebuild).
+TEST(CudaDeviceCheck, ItsProgramsAreThisBuildsPrograms) {
+  const char* src = std::getenv("DETVERIFY_SOURCE_DIR");
+  const char* bin = std::getenv("DETVERIFY_BINARY_DIR");
+  ASSERT_TRUE(src != nullptr && bin != nullptr) << "run through ctest";
+  const std::string command =
+      "/bin/bash '" + std::string(src) + "/scripts/cuda_device_check.sh' --programs";
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::vector<std::string> programs;
+  char line[512];
+  while (std::fgets(line, sizeof(line), pipe) != nullptr) {
+    std::string p(line);
+    while (!p.empty() && (p.back() == '\n' || p.back() == '\r')) p.pop_back();
+    if (!p.empty()) programs.push_back(p);
+  }
+  ASSERT_EQ(pclose(pipe), 0) << command;
+  for (const char* expected :
+       {"cli/detverify", "tests/cuda_backend/cuda_backend_test",
+        "tests/float_engine/float_cuda_test", "tests/engine/test_device_forward"}) {
+    EXPECT_NE(std::find(programs.begin(), programs.end(), expected), programs.end()) << expected;
+  }
+  for (const std::string& p : programs) {
+    const std::string path = std::string(bin) + "/" + p;
+    EXPECT_EQ(access(path.c_str(), X_OK), 0) << path << " is not a program of this build";
   }
 }
 
