@@ -431,7 +431,6 @@ TEST_P(DeviceForwardTest, IntQwen3UsesTheResidentPass) {
 // The resident pass takes IntQwen3's rows as checked: a token id outside the vocabulary, an
 // empty row or a full cache is refused by IntQwen3 before the pass is called.
 TEST(DeviceForwardRows, IntQwen3ChecksTheRowsBeforeTheResidentPass) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
   const auto artifact = Artifact::Load(test::FixtureDir("tiny-w2"));
   const ModelWeights& w = artifact->weights();
   const auto V = static_cast<int32_t>(w.config.vocab);
