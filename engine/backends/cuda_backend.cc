@@ -466,13 +466,29 @@ bool ParseCudaForward(const std::string& name) {
   throw BackendError("unknown cuda forward pass '" + name + "' (resident, host-rows)");
 }
 
+namespace {
+
+[[noreturn]] void RefuseStepThreads(const std::string& text) {
+  throw BackendError("cuda step threads '" + text + "': a multiple of 32 from 32 to " +
+                     std::to_string(kCudaMaxStepThreads));
+}
+
+}  // namespace
+
+bool CudaStepThreadsValid(int threads) {
+  return threads >= 32 && threads <= kCudaMaxStepThreads && threads % 32 == 0;
+}
+
+int CheckCudaStepThreads(int threads) {
+  if (!CudaStepThreadsValid(threads)) RefuseStepThreads(std::to_string(threads));
+  return threads;
+}
+
 int ParseCudaStepThreads(const std::string& text) {
   int value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < 32 ||
-      value > kCudaMaxStepThreads || value % 32 != 0) {
-    throw BackendError("cuda step threads '" + text + "': a multiple of 32 from 32 to " +
-                       std::to_string(kCudaMaxStepThreads));
+  if (ec != std::errc() || end != text.data() + text.size() || !CudaStepThreadsValid(value)) {
+    RefuseStepThreads(text);
   }
   return value;
 }
@@ -526,7 +542,7 @@ std::unique_ptr<Backend> MakeCudaBackend(const CudaBackendOptions& options) {
     const char* env = std::getenv("DETVERIFY_CUDA_STEP_THREADS");
     o.step_threads = env != nullptr && *env != '\0' ? ParseCudaStepThreads(env) : kCudaStepThreads;
   } else {
-    o.step_threads = ParseCudaStepThreads(std::to_string(o.step_threads));
+    CheckCudaStepThreads(o.step_threads);
   }
   return std::make_unique<CudaBackendImpl>(o);
 }

@@ -64,8 +64,13 @@ struct CudaBackendOptions {
 // "resident" -> true, "host-rows" -> false; BackendError naming the two otherwise.
 bool ParseCudaForward(const std::string& name);
 
-// A resident step's block width from text: a multiple of 32 from 32 to kCudaMaxStepThreads;
-// BackendError naming the range otherwise.
+// A resident step's block width: a multiple of 32 from 32 to kCudaMaxStepThreads.
+bool CudaStepThreadsValid(int threads);
+// `threads` when valid (CudaBackendOptions::step_threads given explicitly); BackendError naming
+// the range otherwise.
+int CheckCudaStepThreads(int threads);
+// The same from text (DETVERIFY_CUDA_STEP_THREADS); BackendError naming the text and the range
+// otherwise.
 int ParseCudaStepThreads(const std::string& text);
 
 // The GEMM operands' shapes as the device sees them (column-major, cuBLASLt's names): m = out

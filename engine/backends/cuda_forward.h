@@ -34,7 +34,8 @@ class CudaGemmDevice {
 inline constexpr int64_t kCudaGraphMaxTokens = 16;
 // Threads of each step's block: kCudaStepThreads unless the options say otherwise, at most
 // kCudaMaxStepThreads (the kernels' launch bound: up to 128 registers a thread, where the step
-// kernels use 18-62 on sm_80 and sm_90 without spilling, cuobjdump --dump-resource-usage).
+// kernels use 18-62 on sm_80 and sm_90 without spilling, cuobjdump --dump-resource-usage;
+// CudaBackendSass.NoKernelSpillsAndStepKernelsFitTheirBound holds it where cuobjdump is).
 inline constexpr int kCudaStepThreads = 128;
 inline constexpr int kCudaMaxStepThreads = 512;
 

@@ -543,32 +543,43 @@ class DeviceForward {
     std::unique_ptr<PackedWeight> qkv, o, gate_up, down;
   };
 
-  // Columns of a stacked GEMM's part: each part starts at a multiple of 4 (cuBLASLt's alignment
-  // of a row of int32 outputs, 16 bytes), zero columns between.
-  static int64_t StackedWidth(std::initializer_list<int64_t> outs) {
-    int64_t n = 0;
-    for (const int64_t o : outs) n += Pad4(o);
-    return n;
+  // The column layout of a stacked GEMM (the weights of GEMMs that share their input side by
+  // side): part i of `outs` output columns starts at starts[i], a multiple of 4 (cuBLASLt's
+  // alignment of a row of int32 outputs, 16 bytes), zero columns between; `width` columns in all.
+  // The one definition PackStacked lays the weights out by and Ensure points into the outputs by.
+  struct Stacked {
+    std::vector<int64_t> starts;
+    int64_t width = 0;
+  };
+  static Stacked StackedLayout(std::span<const int64_t> outs) {
+    Stacked l;
+    for (const int64_t o : outs) {
+      l.starts.push_back(l.width);
+      l.width += Pad4(o);
+    }
+    return l;
   }
 
-  // The weights of GEMMs that share their input (and inner dimension) side by side as one
-  // [k, n] matrix, part i's columns after Pad4 of the parts before it: one GEMM instead of
-  // several, whose products are each part's exactly (an int32 dot product per column, the
-  // columns independent; no sum can saturate, as K * 127 * 128 < 2^31 is checked per weight).
+  // One [k, width] matrix from GEMMs that share their input (and inner dimension), laid out by
+  // StackedLayout: one GEMM instead of several, whose products are each part's exactly (an int32
+  // dot product per column, the columns independent; no sum can saturate, as K * 127 * 128 <
+  // 2^31 is checked per weight).
   std::unique_ptr<PackedWeight> PackStacked(std::initializer_list<const LinearWeights*> parts) {
     const int64_t k = (*parts.begin())->in;
-    int64_t n = 0;
+    std::vector<int64_t> outs;
     for (const LinearWeights* p : parts) {
       DV_CHECK(p->in == k) << "stacked weights of inner dimensions " << k << " and " << p->in;
-      n += Pad4(p->out);
+      outs.push_back(p->out);
     }
+    const Stacked layout = StackedLayout(outs);
+    const int64_t n = layout.width;
     std::vector<int8_t> w(static_cast<size_t>(k * n), 0);
-    int64_t at = 0;
+    size_t part = 0;
     for (const LinearWeights* p : parts) {
+      const int64_t at = layout.starts[part++];
       for (int64_t i = 0; i < k; ++i) {
         std::copy_n(p->w8t + i * p->out, p->out, w.begin() + i * n + at);
       }
-      at += Pad4(p->out);
     }
     return exec_.Pack(w.data(), k, n);
   }
@@ -632,14 +643,16 @@ class DeviceForward {
     t.xk = reinterpret_cast<int64_t*>(results_ + xk_at_);
     head_logits_ = reinterpret_cast<int32_t*>(results_ + logits_at_);
     // The stacked GEMMs' outputs (PackStacked): q | k | v and gate | up in one row each.
-    t.qkv_stride = StackedWidth({qd, kvd, kvd});
+    const int64_t qkv_outs[] = {qd, kvd, kvd}, gate_up_outs[] = {I, I};
+    const Stacked qkv = StackedLayout(qkv_outs), gate_up = StackedLayout(gate_up_outs);
+    t.qkv_stride = qkv.width;
     t.pq = Buffer<int32_t>(gm * t.qkv_stride);
-    t.pk = t.pq + Pad4(qd);
-    t.pv = t.pk + Pad4(kvd);
+    t.pk = t.pq + qkv.starts[1];
+    t.pv = t.pq + qkv.starts[2];
     t.po = Buffer<int32_t>(gm * Pad4(H));
-    t.gate_up_stride = StackedWidth({I, I});
+    t.gate_up_stride = gate_up.width;
     t.pg = Buffer<int32_t>(gm * t.gate_up_stride);
-    t.pu = t.pg + Pad4(I);
+    t.pu = t.pg + gate_up.starts[1];
     t.q8 = Buffer<int8_t>(M * qd);
     t.qm = Buffer<int64_t>(M * c.n_q_heads);
     t.qk = Buffer<int64_t>(M * c.n_q_heads);

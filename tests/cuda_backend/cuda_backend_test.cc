@@ -387,6 +387,32 @@ TEST(CudaBackendHost, StepThreads) {
                                            std::to_string(kCudaMaxStepThreads));
     }
   }
+  // An explicit CudaBackendOptions::step_threads: the same range, the same error.
+  for (int good : {32, 64, 128, 480, kCudaMaxStepThreads}) {
+    EXPECT_TRUE(CudaStepThreadsValid(good)) << good;
+    EXPECT_EQ(CheckCudaStepThreads(good), good);
+  }
+  for (int bad : {-32, 1, 16, 31, 33, 100, kCudaMaxStepThreads + 32, 1 << 30}) {
+    EXPECT_FALSE(CudaStepThreadsValid(bad)) << bad;
+    try {
+      CheckCudaStepThreads(bad);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const BackendError& e) {
+      EXPECT_EQ(std::string(e.what()), "cuda step threads '" + std::to_string(bad) +
+                                           "': a multiple of 32 from 32 to " +
+                                           std::to_string(kCudaMaxStepThreads));
+    }
+  }
+  // MakeCudaBackend checks the options before it looks for a device: the same error anywhere.
+  CudaBackendOptions o;
+  o.step_threads = 100;
+  try {
+    MakeCudaBackend(o);
+    ADD_FAILURE() << "accepted step_threads 100";
+  } catch (const BackendError& e) {
+    EXPECT_EQ(std::string(e.what()), "cuda step threads '100': a multiple of 32 from 32 to " +
+                                         std::to_string(kCudaMaxStepThreads));
+  }
 }
 
 // scripts/cuda_device_check.sh --programs names what a GPU machine runs and what
@@ -417,6 +443,85 @@ TEST(CudaDeviceCheck, ItsProgramsAreThisBuildsPrograms) {
     const std::string path = std::string(bin) + "/" + p;
     EXPECT_EQ(access(path.c_str(), X_OK), 0) << path << " is not a program of this build";
   }
+}
+
+// The backend's device code as its SASS says, where cuobjdump is at hand (DETVERIFY_CUOBJDUMP:
+// NVIDIA's toolkit or PyPI's nvidia-cuda-cuobjdump): what docs/NOTES.md claims of it, held here
+// rather than read off by hand.
+constexpr const char* kNoCuobjdump =
+    "cuobjdump not found (DETVERIFY_CUOBJDUMP): the device code's SASS cannot be read on this "
+    "machine (pip install nvidia-cuda-cuobjdump, or NVIDIA's toolkit, gives it)";
+
+std::string CuobjdumpOfTheBackend(const std::string& option) {
+  const std::string command =
+      "LC_ALL=C '" + std::string(DV_CUOBJDUMP) + "' " + option + " '" DV_CUDA_ARCHIVE "' 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    ADD_FAILURE() << command;
+    return {};
+  }
+  std::string out;
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0;) out.append(buffer, n);
+  EXPECT_EQ(pclose(pipe), 0) << command << "\n" << out.substr(0, 2000);
+  return out;
+}
+
+// Each "Function : name" section of a SASS listing, by name (one per architecture).
+std::vector<std::pair<std::string, std::string>> SassFunctions(const std::string& sass) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const std::string mark = "Function : ";
+  for (size_t at = sass.find(mark); at != std::string::npos;) {
+    const size_t name_end = sass.find('\n', at);
+    const size_t next = sass.find(mark, at + mark.size());
+    out.emplace_back(sass.substr(at + mark.size(), name_end - at - mark.size()),
+                     sass.substr(name_end, next == std::string::npos ? next : next - name_end));
+    at = next;
+  }
+  return out;
+}
+
+// The dp4a GEMM reads whole 16-byte groups of a row per lane (CudaBackendHost.
+// Dp4aLoadWidthsGiveTheSameSums holds its arithmetic): 128-bit global loads in every
+// architecture's build of it.
+TEST(CudaBackendSass, Dp4aKernelLoadsSixteenBytesALane) {
+  if (std::string(DV_CUOBJDUMP).empty()) GTEST_SKIP() << kNoCuobjdump;
+  int kernels = 0;
+  for (const auto& [name, body] : SassFunctions(CuobjdumpOfTheBackend("-sass"))) {
+    if (name.find("GemmDp4aKernel") == std::string::npos) continue;
+    ++kernels;
+    EXPECT_NE(body.find("LDG.E.128"), std::string::npos) << name << ": no 128-bit loads";
+  }
+  EXPECT_GE(kernels, 1) << "GemmDp4aKernel not found in " DV_CUDA_ARCHIVE;
+}
+
+// No kernel of the backend spills registers (LOCAL:0) or keeps a stack (STACK:0), and the step
+// kernels fit their launch bound: at kCudaMaxStepThreads threads a block, at most 65536 /
+// kCudaMaxStepThreads registers a thread.
+TEST(CudaBackendSass, NoKernelSpillsAndStepKernelsFitTheirBound) {
+  if (std::string(DV_CUOBJDUMP).empty()) GTEST_SKIP() << kNoCuobjdump;
+  const std::string usage = CuobjdumpOfTheBackend("--dump-resource-usage");
+  int functions = 0, steps = 0;
+  const std::string mark = " Function ";
+  for (size_t at = usage.find(mark); at != std::string::npos; at = usage.find(mark, at + 1)) {
+    const size_t name_end = usage.find(":\n", at);
+    ASSERT_NE(name_end, std::string::npos) << usage.substr(at, 200);
+    const std::string name = usage.substr(at + mark.size(), name_end - at - mark.size());
+    const size_t line_end = usage.find('\n', name_end + 2);
+    const std::string line = usage.substr(name_end + 2, line_end - name_end - 2);
+    ++functions;
+    EXPECT_NE(line.find(" STACK:0 "), std::string::npos) << name << ": " << line;
+    EXPECT_NE(line.find(" LOCAL:0 "), std::string::npos) << name << ": " << line;
+    const size_t reg = line.find("REG:");
+    ASSERT_NE(reg, std::string::npos) << name << ": " << line;
+    if (name.find("StepKernel") != std::string::npos) {
+      ++steps;
+      EXPECT_LE(std::atoi(line.c_str() + reg + 4), 65536 / kCudaMaxStepThreads)
+          << name << ": " << line;
+    }
+  }
+  EXPECT_GE(functions, 8) << usage.substr(0, 2000);
+  EXPECT_GE(steps, 7) << "the resident pass's step kernels";
 }
 
 // The resident forward pass (engine/backends/cuda_forward.h) against the reference backend:
