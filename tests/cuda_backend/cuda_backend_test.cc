@@ -2,6 +2,7 @@
 // exact) where a GPU is present. Without one, the device tests skip and say so.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,6 +32,17 @@ namespace dv {
 namespace {
 
 bool HaveDevice() { return CudaDeviceCount() > 0; }
+
+// A shell command's exit status and output (stderr included).
+std::pair<int, std::string> Shell(const std::string& command) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return {-1, "popen failed: " + command};
+  std::string out;
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0;) out.append(buffer, n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
 
 TEST(CudaBackendHost, GemmShapesArePaddedToFour) {
   for (int64_t out : {1, 3, 4, 5, 1024, 151936}) {
@@ -415,6 +427,18 @@ TEST(CudaBackendHost, StepThreads) {
   }
 }
 
+// What scripts/cuda_device_check.sh --programs names (build-tree paths, a line each).
+std::vector<std::string> DeviceCheckPrograms(const std::string& source) {
+  const std::string command = "/bin/bash '" + source + "/scripts/cuda_device_check.sh' --programs";
+  const auto [status, listing] = Shell(command);
+  EXPECT_EQ(status, 0) << command << "\n" << listing;
+  std::vector<std::string> programs;
+  for (size_t at = 0, end; (end = listing.find('\n', at)) != std::string::npos; at = end + 1) {
+    if (end > at) programs.push_back(listing.substr(at, end - at));
+  }
+  return programs;
+}
+
 // scripts/cuda_device_check.sh --programs names what a GPU machine runs and what
 // scripts/cuda_bundle.sh packs for it: every one of them is a program this build makes (a test
 // renamed or removed would otherwise surface only there, where the machine cannot rebuild).
@@ -422,18 +446,7 @@ TEST(CudaDeviceCheck, ItsProgramsAreThisBuildsPrograms) {
   const char* src = std::getenv("DETVERIFY_SOURCE_DIR");
   const char* bin = std::getenv("DETVERIFY_BINARY_DIR");
   ASSERT_TRUE(src != nullptr && bin != nullptr) << "run through ctest";
-  const std::string command =
-      "/bin/bash '" + std::string(src) + "/scripts/cuda_device_check.sh' --programs";
-  FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::vector<std::string> programs;
-  char line[512];
-  while (std::fgets(line, sizeof(line), pipe) != nullptr) {
-    std::string p(line);
-    while (!p.empty() && (p.back() == '\n' || p.back() == '\r')) p.pop_back();
-    if (!p.empty()) programs.push_back(p);
-  }
-  ASSERT_EQ(pclose(pipe), 0) << command;
+  const std::vector<std::string> programs = DeviceCheckPrograms(src);
   for (const char* expected :
        {"cli/detverify", "tests/cuda_backend/cuda_backend_test",
         "tests/float_engine/float_cuda_test", "tests/engine/test_device_forward"}) {
@@ -445,6 +458,62 @@ TEST(CudaDeviceCheck, ItsProgramsAreThisBuildsPrograms) {
   }
 }
 
+// scripts/cuda_bundle.sh packs what the GPU machine runs (the device check's --programs list) at
+// its build-tree paths, the libraries they load but the C library's and CUDA's, and the bundle's
+// records (commit, the newest GLIBC_ version the programs name); unpacked, every program finds
+// each library it loads, but those, in the bundle's lib/, and the CLI starts from there. The
+// GPU machine cannot rebuild: a bundle that is short of something fails there, after the
+// machine's start-up is paid for. (xz at its fastest level here: the contents are what counts.)
+TEST(CudaDeviceCheck, TheBundleHoldsWhatTheCheckRuns) {
+  const char* src = std::getenv("DETVERIFY_SOURCE_DIR");
+  const char* bin = std::getenv("DETVERIFY_BINARY_DIR");
+  ASSERT_TRUE(src != nullptr && bin != nullptr) << "run through ctest";
+  char dir_template[] = "/tmp/dv_bundle_XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template, unpacked = dir + "/unpacked";
+  const std::string source = std::string(src), build = std::string(bin);
+  const auto [packed, pack_log] =
+      Shell("XZ_OPT=-0 /bin/bash '" + source + "/scripts/cuda_bundle.sh' '" + build + "' '" + dir +
+            "/bundle.tar.xz'");
+  ASSERT_EQ(packed, 0) << pack_log;
+  ASSERT_EQ(Shell("mkdir '" + unpacked + "' && tar -C '" + unpacked + "' -xJf '" + dir +
+                  "/bundle.tar.xz'")
+                .first,
+            0);
+  const std::vector<std::string> programs = DeviceCheckPrograms(source);
+  ASSERT_GE(programs.size(), 4u);
+  const auto [read_records, records] =
+      Shell("cat '" + unpacked + "/commit' '" + unpacked + "/glibc-needed'");
+  EXPECT_EQ(read_records, 0) << records;
+  EXPECT_NE(records.find("GLIBC_2."), std::string::npos) << records;
+  const std::string env = "LD_LIBRARY_PATH='" + unpacked + "/lib' ";
+  for (const std::string& p : programs) {
+    const std::string path = unpacked + "/" + p;
+    ASSERT_EQ(access(path.c_str(), X_OK), 0) << p << " is not in the bundle";
+    const auto [ldd_status, ldd] = Shell(env + "ldd '" + path + "'");
+    EXPECT_EQ(ldd_status, 0) << ldd;
+    for (size_t at = 0, end; (end = ldd.find('\n', at)) != std::string::npos; at = end + 1) {
+      const std::string line = ldd.substr(at, end - at);
+      EXPECT_EQ(line.find("not found"), std::string::npos) << p << ": " << line;
+      const size_t arrow = line.find("=> /");
+      if (arrow == std::string::npos) continue;
+      bool machines_own = false;  // the C library's and CUDA's: the GPU machine's own
+      for (const char* own : {"libc.so", "libm.so", "libdl.so", "libpthread.so", "librt.so",
+                              "ld-linux", "libcuda.so", "libcudart", "libcublas", "libnvidia"}) {
+        machines_own = machines_own || line.find(own) < arrow;
+      }
+      if (!machines_own) {
+        EXPECT_NE(line.find("=> " + unpacked + "/lib/"), std::string::npos)
+            << p << " loads a library from outside the bundle: " << line;
+      }
+    }
+  }
+  const auto [started, version] = Shell(env + "'" + unpacked + "/cli/detverify' --version");
+  EXPECT_EQ(started, 0) << version;
+  EXPECT_EQ(version.rfind("0.", 0), 0u) << version;
+  Shell("rm -rf '" + dir + "'");
+}
+
 // The backend's device code as its SASS says, where cuobjdump is at hand (DETVERIFY_CUOBJDUMP:
 // NVIDIA's toolkit or PyPI's nvidia-cuda-cuobjdump): what docs/NOTES.md claims of it, held here
 // rather than read off by hand.
@@ -454,16 +523,9 @@ constexpr const char* kNoCuobjdump =
 
 std::string CuobjdumpOfTheBackend(const std::string& option) {
   const std::string command =
-      "LC_ALL=C '" + std::string(DV_CUOBJDUMP) + "' " + option + " '" DV_CUDA_ARCHIVE "' 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    ADD_FAILURE() << command;
-    return {};
-  }
-  std::string out;
-  char buffer[4096];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0;) out.append(buffer, n);
-  EXPECT_EQ(pclose(pipe), 0) << command << "\n" << out.substr(0, 2000);
+      "LC_ALL=C '" + std::string(DV_CUOBJDUMP) + "' " + option + " '" DV_CUDA_ARCHIVE "'";
+  const auto [status, out] = Shell(command);
+  EXPECT_EQ(status, 0) << command << "\n" << out.substr(0, 2000);
   return out;
 }
 
