@@ -17,6 +17,7 @@
 // DiSigmoid, RequantI8Static...), so there is one definition of each rounding and wrap edge.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -34,26 +35,33 @@ namespace dv::block {
 
 // A block of `threads` threads emulated on the host: Each runs them in turn. (Its methods are
 // host-device only so that nvcc, which compiles every block program for both sides, accepts the
-// programs' device-side instances for this block too; they run on the host only.)
+// programs' device-side instances for this block too; they run on the host only.) Its shared
+// slots live in the object up to kInlineThreads threads, so that a row operation of BlockRowOps
+// allocates nothing; wider blocks (the tests' 1,024) take them from the heap.
 class HostBlock {
  public:
-  explicit HostBlock(int threads)
-      : threads_(threads < 1 ? 1 : threads),
-        storage_(2 * static_cast<size_t>(threads_)),
-        shared_(storage_.data()) {}
+  static constexpr int kInlineThreads = 64;
+  explicit HostBlock(int threads) : threads_(threads < 1 ? 1 : threads) {
+    if (threads_ > kInlineThreads) heap_.resize(2 * static_cast<size_t>(threads_));
+    shared_ = threads_ > kInlineThreads ? heap_.data() : inline_.data();
+  }
+  // shared_ points into the object itself.
+  HostBlock(const HostBlock&) = delete;
+  HostBlock& operator=(const HostBlock&) = delete;
   DV_INLINE int size() const { return threads_; }
   template <typename F>
   DV_INLINE void Each(F&& f) {
     for (int t = 0; t < threads_; ++t) f(t);
   }
   DV_INLINE void Sync() {}
-  // 2 * size() int64 slots the block's threads share.
+  // 2 * size() int64 slots the block's threads share (zero at first).
   DV_INLINE int64_t* shared() { return shared_; }
 
  private:
   int threads_;
-  std::vector<int64_t> storage_;
-  int64_t* shared_;
+  std::array<int64_t, 2 * kInlineThreads> inline_{};
+  std::vector<int64_t> heap_;
+  int64_t* shared_ = nullptr;
 };
 
 struct MaxOp {
