@@ -17,7 +17,9 @@ mapfile -t programs < <(scripts/cuda_device_check.sh --programs)
 for p in "${programs[@]}"; do
   [ -x "$build/$p" ] || { echo "cuda_bundle: $build/$p: not built (build with DETVERIFY_CUDA=ON first)" >&2; exit 1; }
 done
-if ! ldd "$build/cli/detverify" | grep -q 'libcublasLt'; then
+# (grep reads all of ldd's output: with -q it may stop first, and pipefail would then take ldd's
+# SIGPIPE for a failed check.)
+if ! ldd "$build/cli/detverify" | grep 'libcublasLt' > /dev/null; then
   echo "cuda_bundle: $build/cli/detverify has no cuda backend (configure with -DDETVERIFY_CUDA=ON)" >&2
   exit 1
 fi
