@@ -1,30 +1,15 @@
 // No allocation in the decode loop: once a row's first decode call has sized the buffers, a
 // forward call of the cpu backend (GEMMs, row operations, attention, thread pool) and the greedy
 // pick allocate nothing, and neither does GenerateGreedy's bookkeeping around them (the pick
-// and both hash chains of every row, each step). The global operator new of this executable
-// counts.
+// and both hash chains of every row, each step). Every allocation of this executable counts
+// (tests/support/allocation_counter.h).
 #include <gtest/gtest.h>
-
-#include <atomic>
-#include <cstdlib>
-#include <new>
 
 #include "engine/backends/cpu_backend.h"
 #include "engine/generate.h"
 #include "engine/model.h"
 #include "engine/model_source.h"
-
-namespace {
-std::atomic<int64_t> g_allocations{0};
-}  // namespace
-
-void* operator new(size_t size) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
+#include "tests/support/allocation_counter.h"
 
 namespace dv {
 namespace {
@@ -51,14 +36,14 @@ TEST(CpuDecodeLoop, AllocatesNothing) {
       rows[static_cast<size_t>(r)].n_tokens = 1;
     }
     model.Forward(rows);  // the first decode call may size buffers
-    const int64_t before = g_allocations.load();
+    const int64_t before = test::AllocationsSoFar();
     for (int64_t s = 1; s < kSteps; ++s) {
       for (int64_t r = 0; r < kBatch; ++r) {
         next[static_cast<size_t>(r)] = model.GreedyPick(logits[static_cast<size_t>(r)].data());
       }
       model.Forward(rows);
     }
-    EXPECT_EQ(g_allocations.load() - before, 0) << threads << " threads";
+    EXPECT_EQ(test::AllocationsSoFar() - before, 0) << threads << " threads";
   }
 }
 
@@ -76,8 +61,8 @@ TEST(CpuDecodeLoop, GenerateAllocatesNothingPerStep) {
     const auto results =
         GenerateGreedy(model, prompts, options, [&](size_t row, int64_t step, int64_t steps) {
           ++callbacks;
-          if (row == 0 && step == 2) at_step2 = g_allocations.load();
-          if (row == prompts.size() - 1 && step == steps - 1) at_last = g_allocations.load();
+          if (row == 0 && step == 2) at_step2 = test::AllocationsSoFar();
+          if (row == prompts.size() - 1 && step == steps - 1) at_last = test::AllocationsSoFar();
         });
     ASSERT_EQ(callbacks, 3 * options.max_new);
     ASSERT_GE(at_step2, 0);

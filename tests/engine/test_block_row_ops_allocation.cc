@@ -1,28 +1,14 @@
 // BlockRowOps (the cuda backend's row programs on emulated blocks, every model test's "block/13"
 // execution path) allocates nothing for a row up to block::HostBlock::kInlineThreads threads:
-// the block's shared slots live in the block object. The global operator new of this executable
-// counts.
+// the block's shared slots live in the block object. Every allocation of this executable counts
+// (tests/support/allocation_counter.h).
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
 #include <vector>
 
 #include "engine/backends/block_row_ops.h"
+#include "tests/support/allocation_counter.h"
 #include "tests/support/row_ops_checks.h"
-
-namespace {
-std::atomic<int64_t> g_allocations{0};
-}  // namespace
-
-void* operator new(size_t size) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
 
 namespace dv {
 namespace {
@@ -36,19 +22,19 @@ TEST(BlockRowOpsAllocation, NoneUpToTheInlineWidth) {
   std::vector<int8_t> y8(static_cast<size_t>(n));
   for (int threads : {1, 13, block::HostBlock::kInlineThreads}) {
     const BlockRowOps ops(threads);
-    const int64_t before = g_allocations.load();
+    const int64_t before = test::AllocationsSoFar();
     ops.RmsNorm(x32.data(), n, y32.data());
     ops.RmsNormGamma(x32.data(), n, scales.data(), x64.data());
     ops.QuantI8(x64.data(), n, 3, 20, y8.data(), nullptr);
     ops.Swiglu(x32.data(), y32.data(), n, 7, x64.data());
     ops.GreedyPick(x32.data(), scales.data(), n);
-    EXPECT_EQ(g_allocations.load() - before, 0) << threads << " threads";
+    EXPECT_EQ(test::AllocationsSoFar() - before, 0) << threads << " threads";
   }
   // Wider blocks take their slots from the heap (and still work).
   const BlockRowOps wide(block::HostBlock::kInlineThreads + 1);
-  const int64_t before = g_allocations.load();
+  const int64_t before = test::AllocationsSoFar();
   wide.RmsNorm(x32.data(), n, y32.data());
-  EXPECT_GT(g_allocations.load() - before, 0);
+  EXPECT_GT(test::AllocationsSoFar() - before, 0);
 }
 
 }  // namespace
