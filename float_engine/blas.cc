@@ -12,11 +12,15 @@
 // Exported by every DYNAMIC_ARCH OpenBLAS (driver/others/dynamic.c), declared in none of its
 // public headers: drop the kernel table chosen at load and choose again (from
 // OPENBLAS_CORETYPE, else by CPU model). Weak, so that a build without DYNAMIC_ARCH links too
-// (then they are null and the choice stays).
+// (then they are null and the choice stays); referenced only on x86-64 ELF hosts, where weak
+// undefined symbols resolve to null and the fault this works around exists.
+#if defined(__x86_64__) && defined(__ELF__)
+#define DV_BLAS_CAN_CHOOSE_CORE 1
 extern "C" {
 void gotoblas_dynamic_init(void) __attribute__((weak));
 void gotoblas_dynamic_quit(void) __attribute__((weak));
 }
+#endif
 
 namespace dv {
 namespace {
@@ -62,6 +66,10 @@ std::string BetterBlasCore(std::string_view loaded, bool user_forced, const Blas
 }
 
 bool ChooseBlasCore(const std::string& core) {
+#if !defined(DV_BLAS_CAN_CHOOSE_CORE)
+  (void)core;
+  return false;
+#else
   if (gotoblas_dynamic_init == nullptr || gotoblas_dynamic_quit == nullptr) return false;
   // The one documented way to name a core is OPENBLAS_CORETYPE, read by gotoblas_dynamic_init;
   // it is set for that call only and the environment left as it was.
@@ -77,6 +85,7 @@ bool ChooseBlasCore(const std::string& core) {
   }
   const std::string now = BlasCoreName();
   return now.size() == core.size() && strncasecmp(now.data(), core.data(), core.size()) == 0;
+#endif
 }
 
 BlasCoreFix FixBlasCore() {

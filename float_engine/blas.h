@@ -43,7 +43,8 @@ struct BlasCpu {
 std::string BetterBlasCore(std::string_view loaded, bool user_forced, const BlasCpu& cpu);
 // Makes OpenBLAS choose its kernel table again, as named by `core` (OPENBLAS_CORETYPE's names);
 // true when it now runs that core. False, changing nothing, where the OpenBLAS linked has no
-// DYNAMIC_ARCH (no gotoblas_dynamic_init). No BLAS call may run meanwhile.
+// DYNAMIC_ARCH (no gotoblas_dynamic_init) or the host is not x86-64 ELF (Linux and the like).
+// No BLAS call may run meanwhile.
 bool ChooseBlasCore(const std::string& core);
 // The check above, now: what OpenBLAS runs (`loaded`) and, where it chose another core, that
 // core's name (`chosen`; "" when the choice stood or could not be made).

@@ -102,8 +102,8 @@ TEST(BlasCore, AMisdetectedLoadIsReplacedByTheCpusKernels) {
   const bool env_set = env != nullptr;
   if (!ChooseBlasCore("Prescott")) {
     GTEST_SKIP() << "this OpenBLAS (" << start
-                 << " kernels) has no DYNAMIC_ARCH (no gotoblas_dynamic_init): its kernels are "
-                    "fixed when it is built";
+                 << " kernels) cannot choose its kernels again here (no DYNAMIC_ARCH, so no "
+                    "gotoblas_dynamic_init, or not an x86-64 ELF build)";
   }
   EXPECT_EQ(BlasCoreName(), "Prescott");
   EXPECT_EQ(std::getenv("OPENBLAS_CORETYPE") != nullptr, env_set) << "environment left as found";
