@@ -27,6 +27,7 @@
 #include "engine/model_source.h"
 #include "tests/cpu_backend/cpu_test_support.h"
 #include "tests/engine/test_support.h"
+#include "tests/support/scratch_files.h"
 
 namespace dv {
 namespace {
@@ -468,9 +469,8 @@ TEST(CudaDeviceCheck, TheBundleHoldsWhatTheCheckRuns) {
   const char* src = std::getenv("DETVERIFY_SOURCE_DIR");
   const char* bin = std::getenv("DETVERIFY_BINARY_DIR");
   ASSERT_TRUE(src != nullptr && bin != nullptr) << "run through ctest";
-  char dir_template[] = "/tmp/dv_bundle_XXXXXX";
-  ASSERT_NE(mkdtemp(dir_template), nullptr);
-  const std::string dir = dir_template, unpacked = dir + "/unpacked";
+  const test_files::ScratchDir scratch("bundle");  // removed even when an assertion returns
+  const std::string dir = scratch.Path().string(), unpacked = dir + "/unpacked";
   const std::string source = std::string(src), build = std::string(bin);
   const auto [packed, pack_log] =
       Shell("XZ_OPT=-0 /bin/bash '" + source + "/scripts/cuda_bundle.sh' '" + build + "' '" + dir +
@@ -511,7 +511,6 @@ TEST(CudaDeviceCheck, TheBundleHoldsWhatTheCheckRuns) {
   const auto [started, version] = Shell(env + "'" + unpacked + "/cli/detverify' --version");
   EXPECT_EQ(started, 0) << version;
   EXPECT_EQ(version.rfind("0.", 0), 0u) << version;
-  Shell("rm -rf '" + dir + "'");
 }
 
 // The backend's device code as its SASS says, where cuobjdump is at hand (DETVERIFY_CUOBJDUMP:
