@@ -183,9 +183,11 @@ void FillCacheRandom(const ModelConfig& c, int64_t context, uint64_t seed, KvCac
 }
 
 // Decodes `steps` tokens in each of `batch` rows that already hold `context` tokens; returns the
-// seconds of the decode calls only (greedy pick included).
+// seconds of the decode calls only (greedy pick included). The integer engine adds its timed
+// steps' forward calls to *profile (when given): where a step's time goes.
 template <typename Model>
-double DecodeSeconds(Model& model, int64_t batch, int64_t context, int64_t steps, uint64_t seed) {
+double DecodeSeconds(Model& model, int64_t batch, int64_t context, int64_t steps, uint64_t seed,
+                     ForwardProfile* profile) {
   using T = EngineTypes<Model>;
   const auto& c = model.config();
   std::vector<std::unique_ptr<typename T::Cache>> caches;
@@ -233,6 +235,17 @@ double DecodeSeconds(Model& model, int64_t batch, int64_t context, int64_t steps
       rows[static_cast<size_t>(r)].n_tokens = 1;
     }
   }
+  if constexpr (std::is_same_v<Model, IntQwen3>) {
+    model.set_profile(profile);
+  } else {
+    static_cast<void>(profile);
+  }
+  struct StopProfile {
+    Model& model;
+    ~StopProfile() {
+      if constexpr (std::is_same_v<Model, IntQwen3>) model.set_profile(nullptr);
+    }
+  } stop{model};
   const auto t0 = Clock::now();
   for (int64_t s = 0; s < steps; ++s) {
     model.Forward(rows);
@@ -313,6 +326,11 @@ struct DecodeResult {
   int64_t batch = 0;
   int64_t context = 0;
   double median_s = 0, best_s = 0;
+  // Every run's timed steps together (the int8 engine's host pass; empty otherwise): their
+  // seconds, and where their forward calls spent them.
+  double total_s = 0;
+  int64_t steps = 0;
+  ForwardProfile profile;
 };
 
 // One row of the scaling table: the first prefill length, batch-1 decode and the largest decode
@@ -365,7 +383,9 @@ struct BenchProgress {
 // about it.
 struct BenchModel {
   std::function<double(int64_t tokens, uint64_t seed)> prefill;
-  std::function<double(int64_t batch, int64_t context, int64_t steps, uint64_t seed)> decode;
+  std::function<double(int64_t batch, int64_t context, int64_t steps, uint64_t seed,
+                       ForwardProfile* profile)>
+      decode;
   int64_t max_pos = 0;
   int64_t weight_bytes_per_token = 0;
 };
@@ -420,8 +440,8 @@ BenchModel LoadIntModel(const BenchOptions& o, BenchRun& run) {
     return PrefillSeconds(*model, tokens, seed);
   };
   bm.decode = [artifact, backend, model](int64_t batch, int64_t context, int64_t steps,
-                                         uint64_t seed) {
-    return DecodeSeconds(*model, batch, context, steps, seed);
+                                         uint64_t seed, ForwardProfile* profile) {
+    return DecodeSeconds(*model, batch, context, steps, seed, profile);
   };
   return bm;
 }
@@ -453,8 +473,9 @@ BenchModel LoadFloatModel(const BenchOptions& o, BenchRun& run) {
   bm.prefill = [ckpt, model](int64_t tokens, uint64_t seed) {
     return PrefillSeconds(*model, tokens, seed);
   };
-  bm.decode = [ckpt, model](int64_t batch, int64_t context, int64_t steps, uint64_t seed) {
-    return DecodeSeconds(*model, batch, context, steps, seed);
+  bm.decode = [ckpt, model](int64_t batch, int64_t context, int64_t steps, uint64_t seed,
+                            ForwardProfile* profile) {
+    return DecodeSeconds(*model, batch, context, steps, seed, profile);
   };
   return bm;
 }
@@ -486,11 +507,13 @@ ScalingRow MeasureScaling(const BenchOptions& o, const BenchRun& run, int thread
                              static_cast<double>(run.scaling_prefill));
   }
   row.decode_b1 =
-      median_tps([&] { return m.decode(1, run.scaling_context, o.decode_steps, seed++); },
+      median_tps([&] { return m.decode(1, run.scaling_context, o.decode_steps, seed++, nullptr); },
                  static_cast<double>(o.decode_steps));
   if (run.scaling_batch > 1) {
     row.decode_bn = median_tps(
-        [&] { return m.decode(run.scaling_batch, run.scaling_context, o.decode_steps, seed++); },
+        [&] {
+          return m.decode(run.scaling_batch, run.scaling_context, o.decode_steps, seed++, nullptr);
+        },
         static_cast<double>(run.scaling_batch * o.decode_steps));
   }
   return row;
@@ -551,6 +574,7 @@ BenchRun Measure(const BenchOptions& o, const BenchPlan& plan, const BenchProgre
     for (int64_t batch : plan.batches) {
       std::vector<double> runs;
       std::vector<double> paired;  // batch 1: fraction of the roofline at the probe just before
+      ForwardProfile profile;
       for (int r = 0; r < o.repeats; ++r) {
         double bw_now = 0.0;
         if (batch == 1 && first_context) {
@@ -560,15 +584,23 @@ BenchRun Measure(const BenchOptions& o, const BenchPlan& plan, const BenchProgre
           bw_now = GBps(s);
           run.best_probe_gbps = std::max(run.best_probe_gbps, bw_now);
         }
-        runs.push_back(bm.decode(batch, context, o.decode_steps, seed++));
+        runs.push_back(bm.decode(batch, context, o.decode_steps, seed++, &profile));
         if (batch == 1 && bw_now > 0) {
           const double tps_run = static_cast<double>(o.decode_steps) / runs.back();
           paired.push_back(tps_run * static_cast<double>(run.weight_bytes) / (bw_now * 1e9));
         }
       }
       if (!paired.empty()) run.paired_fraction = Median(paired);
-      run.decode.push_back(
-          {batch, context, Median(runs), *std::min_element(runs.begin(), runs.end())});
+      DecodeResult& d = run.decode.emplace_back();
+      d.batch = batch;
+      d.context = context;
+      d.median_s = Median(runs);
+      d.best_s = *std::min_element(runs.begin(), runs.end());
+      if (profile.calls > 0) {
+        for (double s : runs) d.total_s += s;
+        d.steps = static_cast<int64_t>(runs.size()) * o.decode_steps;
+        d.profile = profile;
+      }
       if (batch == 1 && first_context) {
         run.b1_tokens_per_s =
             static_cast<double>(batch * o.decode_steps) / run.decode.back().median_s;
@@ -603,6 +635,34 @@ BenchRun Measure(const BenchOptions& o, const BenchPlan& plan, const BenchProgre
 
 double DecodeTokensPerS(const BenchOptions& o, const DecodeResult& d, double seconds) {
   return static_cast<double>(d.batch * o.decode_steps) / seconds;
+}
+
+// A decode row's mean step (over all its runs' timed steps), in seconds: the whole step (greedy
+// pick included), the layers' products, the LM head's, and the rest (row operations, attention,
+// the greedy pick); each product's bytes a step and the rate they were read at.
+struct StepParts {
+  double step_s = 0, layer_s = 0, head_s = 0, rest_s = 0;
+  int64_t layer_bytes = 0, head_bytes = 0;
+  double layer_gbps = 0, head_gbps = 0;
+};
+
+std::optional<StepParts> MeanStep(const DecodeResult& d) {
+  if (d.steps <= 0 || d.profile.calls <= 0) return std::nullopt;
+  const auto steps = static_cast<double>(d.steps);
+  const ForwardProfile& p = d.profile;
+  StepParts s;
+  s.step_s = d.total_s / steps;
+  s.layer_s = static_cast<double>(p.layer_ns) * 1e-9 / steps;
+  s.head_s = static_cast<double>(p.head_ns) * 1e-9 / steps;
+  s.rest_s = std::max(0.0, s.step_s - s.layer_s - s.head_s);
+  s.layer_bytes = p.layer_bytes / d.steps;
+  s.head_bytes = p.head_bytes / d.steps;
+  auto gbps = [](int64_t bytes, int64_t ns) {
+    return ns > 0 ? static_cast<double>(bytes) / static_cast<double>(ns) : 0.0;
+  };
+  s.layer_gbps = gbps(p.layer_bytes, p.layer_ns);
+  s.head_gbps = gbps(p.head_bytes, p.head_ns);
+  return s;
 }
 
 nlohmann::json BenchReport(const BenchOptions& o, const BenchRun& run) {
@@ -661,6 +721,17 @@ nlohmann::json BenchReport(const BenchOptions& o, const BenchRun& run) {
     const double b1 = B1At(o, run, d.context);
     if (d.batch > 1 && b1 > 0) row["vs_batch1"] = tps / b1;
     if (ContextFilled(o, d.context)) row["context_filled"] = true;
+    if (const std::optional<StepParts> s = MeanStep(d)) {
+      row["step"] = {{"steps", d.steps},
+                     {"seconds_mean", s->step_s},
+                     {"layer_products_seconds", s->layer_s},
+                     {"layer_products_bytes", s->layer_bytes},
+                     {"layer_products_gbps", s->layer_gbps},
+                     {"head_seconds", s->head_s},
+                     {"head_bytes", s->head_bytes},
+                     {"head_gbps", s->head_gbps},
+                     {"rest_seconds", s->rest_s}};
+    }
     doc["decode"].push_back(row);
   }
   for (const ScalingRow& r : run.scaling) {
@@ -734,6 +805,13 @@ void RenderDecode(const BenchOptions& o, const BenchRun& run, const DecodeResult
                 ContextFilled(o, d.context) ? " (filled)" : "");
   }
   std::printf("\n");
+  if (const std::optional<StepParts> s = MeanStep(d)) {
+    std::printf(
+        "  a step     %6.2f ms: layer products %.2f ms (%.1f GB/s), LM head %.2f ms (%.1f GB/s), "
+        "the rest %.2f ms\n",
+        s->step_s * 1e3, s->layer_s * 1e3, s->layer_gbps, s->head_s * 1e3, s->head_gbps,
+        s->rest_s * 1e3);
+  }
   std::fflush(stdout);
 }
 
@@ -783,6 +861,14 @@ void RenderSummary(const BenchOptions& o, const BenchRun& run) {
       "(decode rows hold the context's tokens before %lld timed steps; contexts past %lld tokens "
       "are filled with random K/V bytes, not prefilled; times are medians)\n",
       static_cast<long long>(o.decode_steps), static_cast<long long>(kMaxPrefilledContext));
+  bool parts = false;
+  for (const DecodeResult& d : run.decode) parts = parts || MeanStep(d).has_value();
+  if (parts) {
+    std::printf(
+        "(a step: the mean over every run's timed steps; layer products and the LM head are the "
+        "wall time of their int8 GEMMs and the rate they read weights at, the rest is the row "
+        "operations, attention and the greedy pick)\n");
+  }
 }
 
 // The spellings of --engine and --backend as enums, once (CLI11 has checked --engine).

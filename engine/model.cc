@@ -1,6 +1,7 @@
 #include "engine/model.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "base/check.h"
@@ -9,7 +10,24 @@
 #include "engine/ops/di_swiglu.h"
 
 namespace dv {
+
+ForwardProfile& ForwardProfile::operator+=(const ForwardProfile& o) {
+  calls += o.calls;
+  total_ns += o.total_ns;
+  layer_ns += o.layer_ns;
+  layer_bytes += o.layer_bytes;
+  head_ns += o.head_ns;
+  head_bytes += o.head_bytes;
+  return *this;
+}
+
 namespace {
+
+using ProfileClock = std::chrono::steady_clock;
+
+int64_t NanosecondsSince(ProfileClock::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(ProfileClock::now() - t0).count();
+}
 
 size_t Sz(int64_t n) { return static_cast<size_t>(n); }
 
@@ -166,6 +184,27 @@ void IntQwen3::AnnounceProduct(int64_t layer, int first) const {
   backend_.WillMultiply(std::span(products[first], counts[first]));
 }
 
+void IntQwen3::Multiply(const int8_t* a, int64_t m, std::span<const PackedWeight* const> w,
+                        std::span<int32_t* const> c, bool head) {
+  if (profile_ == nullptr) {
+    backend_.MatmulI8Fused(a, m, w, c);
+    return;
+  }
+  const auto started = ProfileClock::now();
+  backend_.MatmulI8Fused(a, m, w, c);
+  const int64_t ns = NanosecondsSince(started);
+  int64_t bytes = 0;
+  for (const PackedWeight* pw : w) bytes += pw->k * pw->n;
+  (head ? profile_->head_ns : profile_->layer_ns) += ns;
+  (head ? profile_->head_bytes : profile_->layer_bytes) += bytes;
+}
+
+void IntQwen3::Multiply(const int8_t* a, int64_t m, const PackedWeight& w, int32_t* c, bool head) {
+  const PackedWeight* const ws[] = {&w};
+  int32_t* const cs[] = {c};
+  Multiply(a, m, ws, cs, head);
+}
+
 int32_t IntQwen3::GreedyPick(const int32_t* logits) const {
   return ops_.GreedyPick(logits, w_.head_m.data(), w_.config.vocab);
 }
@@ -233,6 +272,7 @@ void IntQwen3::Forward(std::span<ForwardRow> rows, TraceSink* trace) {
   }
   if (head_ == nullptr) PackWeights();
   EnsureWorkspace(tokens, max_slots, static_cast<int64_t>(rows.size()));
+  const auto started = profile_ != nullptr ? ProfileClock::now() : ProfileClock::time_point();
   Workspace& ws = *ws_;
   {
     int64_t t = 0;
@@ -279,6 +319,10 @@ void IntQwen3::Forward(std::span<ForwardRow> rows, TraceSink* trace) {
     if (rows[0].all_logits) tr.Record("", "final.logits", {tokens, c.vocab}, rows[0].all_logits);
     tr.Flush();
   });
+  if (profile_ != nullptr) {
+    ++profile_->calls;
+    profile_->total_ns += NanosecondsSince(started);
+  }
   for (ThreadScratch& s : ws.scratch) {
     wraps_.q_quant += s.wraps_q.events;
     wraps_.down_input += s.wraps_down.events;
@@ -298,7 +342,7 @@ void IntQwen3::LmHead(std::span<ForwardRow> rows) {
     if (r.all_scale_m) std::copy_n(ws.xm.data() + t0, r.n_tokens, r.all_scale_m);
     if (r.all_scale_k) std::copy_n(ws.xk.data() + t0, r.n_tokens, r.all_scale_k);
     if (r.all_logits) {
-      backend_.MatmulI8(x8, r.n_tokens, *head_, r.all_logits);
+      Multiply(x8, r.n_tokens, *head_, r.all_logits, true);
       if (r.last_logits) {
         std::copy_n(r.all_logits + (r.n_tokens - 1) * c.vocab, c.vocab, r.last_logits);
       }
@@ -312,11 +356,11 @@ void IntQwen3::LmHead(std::span<ForwardRow> rows) {
   if (gathered == 1) {  // straight into the row's buffer
     for (ForwardRow& r : rows) {
       if (!r.all_logits && r.last_logits) {
-        backend_.MatmulI8(ws.head_x8.data(), 1, *head_, r.last_logits);
+        Multiply(ws.head_x8.data(), 1, *head_, r.last_logits, true);
       }
     }
   } else if (gathered > 1) {
-    backend_.MatmulI8(ws.head_x8.data(), gathered, *head_, ws.head_logits.data());
+    Multiply(ws.head_x8.data(), gathered, *head_, ws.head_logits.data(), true);
     int64_t i = 0;
     for (ForwardRow& r : rows) {
       if (!r.all_logits && r.last_logits) {
@@ -370,7 +414,7 @@ void IntQwen3::AttentionBlock(int64_t layer, TraceRecorder& tr) {
   NormQuant(&L.as_m, L.as_k, ws.x8.data(), ws.xm.data(), ws.xk.data(), pre, tr);
   const PackedWeight* const qkv[] = {P.q.get(), P.k.get(), P.v.get()};
   int32_t* const qkv_out[] = {ws.pq.data(), ws.pk.data(), ws.pv.data()};
-  backend_.MatmulI8Fused(ws.x8.data(), M, qkv, qkv_out);
+  Multiply(ws.x8.data(), M, qkv, qkv_out);
   AnnounceProduct(layer, 1);
   QkvHeads(layer, pre, tr);
   Attention(layer, pre, tr);
@@ -394,7 +438,7 @@ void IntQwen3::AttentionBlock(int64_t layer, TraceRecorder& tr) {
   tr.Record(pre, "a8", {M, qd}, a8);
   tr.Record(pre, "am", {M}, ws.xm.data());
   tr.Record(pre, "ak", {M}, ws.xk.data());
-  backend_.MatmulI8(a8, M, *P.o, ws.po.data());
+  Multiply(a8, M, *P.o, ws.po.data());
   AnnounceProduct(layer, 2);
 
   AddToResidual(L.o, pre, "Po", "o", tr);
@@ -577,7 +621,7 @@ void IntQwen3::MlpBlock(int64_t layer, TraceRecorder& tr) {
   NormQuant(&L.ms_m, L.ms_k, ws.x8.data(), ws.xm.data(), ws.xk.data(), pre, tr);
   const PackedWeight* const gate_up[] = {P.gate.get(), P.up.get()};
   int32_t* const gate_up_out[] = {ws.pg.data(), ws.pu.data()};
-  backend_.MatmulI8Fused(ws.x8.data(), M, gate_up, gate_up_out);
+  Multiply(ws.x8.data(), M, gate_up, gate_up_out);
   AnnounceProduct(layer, 3);
   tr.Record(pre, "Pg", {M, inter}, ws.pg.data());
   tr.Record(pre, "Pu", {M, inter}, ws.pu.data());
@@ -651,7 +695,7 @@ void IntQwen3::MlpBlock(int64_t layer, TraceRecorder& tr) {
   tr.Record(pre, "down_x8", {M, inter}, dx8);
   tr.Record(pre, "down_xm", {M}, ws.xm.data());
   tr.Record(pre, "down_xk", {M}, ws.xk.data());
-  backend_.MatmulI8(dx8, M, *P.down, ws.po.data());
+  Multiply(dx8, M, *P.down, ws.po.data());
   AnnounceProduct(layer + 1, 0);
 
   AddToResidual(L.down, pre, "Pdown", "down", tr);

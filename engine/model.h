@@ -81,6 +81,22 @@ struct ForwardRow {
   int64_t* all_scale_k = nullptr;
 };
 
+// Where forward calls spend their time, for a benchmark (IntQwen3::set_profile): the wall time of
+// whole calls and of their weight products, and the int8 weight bytes those products read (k x n
+// each, once per product whatever the row count). Only the host pass adds to it: a backend's
+// resident pass (Backend::MakeResidentForward) runs its products asynchronously on a device,
+// where host clocks around them would measure nothing.
+struct ForwardProfile {
+  int64_t calls = 0;
+  int64_t total_ns = 0;
+  int64_t layer_ns = 0;  // the decoder layers' products (q/k/v, o, gate/up, down)
+  int64_t layer_bytes = 0;
+  int64_t head_ns = 0;  // the LM head's
+  int64_t head_bytes = 0;
+
+  ForwardProfile& operator+=(const ForwardProfile& o);
+};
+
 // Throws the ArithmeticError of a forward call that divided by zero (docs/SPEC.md §2.3, §9):
 // counts of K-cache denominators, V-cache denominators and DI-Exp divisors that were 0.
 void ThrowIfDividedByZero(int64_t zero_k, int64_t zero_v, int64_t zero_exp);
@@ -110,6 +126,11 @@ class IntQwen3 {
   const WrapEvents& wrap_events_by_site() const { return wraps_; }
   void ResetWrapEvents() { wraps_ = {}; }
 
+  // Adds every later host forward call's times to *profile (null: stops). Two clock reads a
+  // product, about a hundred products a call: negligible beside a call, but only a benchmark
+  // asks for them.
+  void set_profile(ForwardProfile* profile) { profile_ = profile; }
+
  private:
   struct Workspace;
   struct PackedLayer;
@@ -126,6 +147,11 @@ class IntQwen3 {
   void NormQuant(const std::vector<int64_t>* smooth_m, int64_t smooth_k, int8_t* x8, int64_t* xm,
                  int64_t* xk, const std::string& pre, TraceRecorder& tr);
   void LmHead(std::span<ForwardRow> rows);
+  // The backend's product of a (m rows) with the weights w into c (Backend::MatmulI8Fused), timed
+  // into profile_ when there is one: as a layer's product, or the LM head's.
+  void Multiply(const int8_t* a, int64_t m, std::span<const PackedWeight* const> w,
+                std::span<int32_t* const> c, bool head = false);
+  void Multiply(const int8_t* a, int64_t m, const PackedWeight& w, int32_t* c, bool head = false);
   // Tells the backend which weights the next product reads (Backend::WillMultiply): those of
   // layer `layer` starting with `first` (0 q/k/v, 1 o, 2 gate/up, 3 down), or the LM head past
   // the last layer.
@@ -139,6 +165,7 @@ class IntQwen3 {
   std::unique_ptr<ResidentForward> resident_;  // the backend's own pass, or null
   std::unique_ptr<Workspace> ws_;
   WrapEvents wraps_;
+  ForwardProfile* profile_ = nullptr;
 };
 
 }  // namespace dv

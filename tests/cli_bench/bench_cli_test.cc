@@ -60,6 +60,23 @@ TEST(BenchCli, JsonReportHasEveryMeasurement) {
     EXPECT_GT(d.at("tokens_per_s").get<double>(), 0);
   }
   EXPECT_TRUE(j.at("decode")[1].contains("vs_batch1"));
+  // Where a step's time goes: its products read the roofline's weight bytes, once a step
+  // whatever the batch, and its parts add up to the step.
+  const int64_t weight_bytes = j.at("roofline").at("weight_bytes_per_token").get<int64_t>();
+  for (const auto& d : j.at("decode")) {
+    const auto& s = d.at("step");
+    EXPECT_EQ(s.at("steps"), 4);  // --repeats 1 x --decode-steps 4
+    EXPECT_EQ(s.at("layer_products_bytes").get<int64_t>() + s.at("head_bytes").get<int64_t>(),
+              weight_bytes);
+    const double step = s.at("seconds_mean").get<double>();
+    const double layer = s.at("layer_products_seconds").get<double>();
+    const double head = s.at("head_seconds").get<double>();
+    EXPECT_GT(layer, 0);
+    EXPECT_GT(head, 0);
+    EXPECT_NEAR(layer + head + s.at("rest_seconds").get<double>(), step, 1e-9 + 1e-6 * step);
+    EXPECT_GT(s.at("layer_products_gbps").get<double>(), 0);
+    EXPECT_GT(s.at("head_gbps").get<double>(), 0);
+  }
   EXPECT_GT(j.at("bandwidth").at("huge_pages_gbps").get<double>(), 0);
   EXPECT_GT(j.at("bandwidth").at("small_pages_gbps").get<double>(), 0);
   EXPECT_EQ(j.at("bandwidth").at("buffer_bytes"), int64_t{256} << 20);
@@ -74,8 +91,8 @@ TEST(BenchCli, JsonReportHasEveryMeasurement) {
 TEST(BenchCli, ReferenceBackendAndTextReport) {
   const auto r = Detverify(Quick({{"--backend", "reference"}}));
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const char* line :
-       {"prefill 8", "prefill 16", "decode b1", "decode b2", "bandwidth", "roofline", "peak RSS"}) {
+  for (const char* line : {"prefill 8", "prefill 16", "decode b1", "decode b2", "a step",
+                           "layer products", "LM head", "bandwidth", "roofline", "peak RSS"}) {
     EXPECT_NE(r.out.find(line), std::string::npos) << line << " missing from:\n" << r.out;
   }
 }
@@ -100,7 +117,10 @@ TEST(BenchCli, FloatEngineReport) {
     EXPECT_EQ(j.at("model").at("source"), "synthetic-hf:qwen3-tiny seed=0");
     ASSERT_EQ(j.at("prefill").size(), 2u);
     ASSERT_EQ(j.at("decode").size(), 2u);
-    for (const auto& d : j.at("decode")) EXPECT_GT(d.at("tokens_per_s").get<double>(), 0);
+    for (const auto& d : j.at("decode")) {
+      EXPECT_GT(d.at("tokens_per_s").get<double>(), 0);
+      EXPECT_FALSE(d.contains("step")) << "the float engine's products are OpenBLAS's: not timed";
+    }
     // fp32 weights: 4 bytes per parameter are read per decoded token.
     EXPECT_EQ(j.at("roofline").at("weight_bytes_per_token"), j.at("packed_weight_bytes"));
     EXPECT_GT(j.at("peak_rss_bytes").get<int64_t>(), 0);
