@@ -360,7 +360,8 @@ void IntQwen3::LmHead(std::span<ForwardRow> rows) {
   } else if (gathered > 1) {
     Multiply(ws.head_x8.data(), gathered, *head_, ws.head_logits.data(), true);
     // Each row's logits to its buffer, a row per work item: a decode batch of 8 moves 4.9 MB
-    // here, which one thread took about a quarter of a millisecond to copy.
+    // here, which on one thread cost about 4% of its step (docs/RESULTS.md, "Where a decode
+    // step goes").
     backend_.ParallelFor(gathered, [&](int64_t begin, int64_t end, int) {
       for (int64_t i = begin; i < end; ++i) {
         std::copy_n(ws.head_logits.data() + i * c.vocab, c.vocab, ws.head_out[Sz(i)]);
