@@ -722,7 +722,7 @@ nlohmann::json BenchReport(const BenchOptions& o, const BenchRun& run) {
     if (d.batch > 1 && b1 > 0) row["vs_batch1"] = tps / b1;
     if (ContextFilled(o, d.context)) row["context_filled"] = true;
     if (const std::optional<StepParts> s = MeanStep(d)) {
-      row["step"] = {{"steps", d.steps},
+      row["step"] = {{"timed_steps", d.steps},
                      {"seconds_mean", s->step_s},
                      {"layer_products_seconds", s->layer_s},
                      {"layer_products_bytes", s->layer_bytes},

@@ -11,16 +11,6 @@
 
 namespace dv {
 
-ForwardProfile& ForwardProfile::operator+=(const ForwardProfile& o) {
-  calls += o.calls;
-  total_ns += o.total_ns;
-  layer_ns += o.layer_ns;
-  layer_bytes += o.layer_bytes;
-  head_ns += o.head_ns;
-  head_bytes += o.head_bytes;
-  return *this;
-}
-
 namespace {
 
 using ProfileClock = std::chrono::steady_clock;

@@ -93,8 +93,6 @@ struct ForwardProfile {
   int64_t layer_bytes = 0;
   int64_t head_ns = 0;  // the LM head's
   int64_t head_bytes = 0;
-
-  ForwardProfile& operator+=(const ForwardProfile& o);
 };
 
 // Throws the ArithmeticError of a forward call that divided by zero (docs/SPEC.md §2.3, §9):

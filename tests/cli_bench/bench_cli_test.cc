@@ -65,7 +65,7 @@ TEST(BenchCli, JsonReportHasEveryMeasurement) {
   const int64_t weight_bytes = j.at("roofline").at("weight_bytes_per_token").get<int64_t>();
   for (const auto& d : j.at("decode")) {
     const auto& s = d.at("step");
-    EXPECT_EQ(s.at("steps"), 4);  // --repeats 1 x --decode-steps 4
+    EXPECT_EQ(s.at("timed_steps"), 4);  // --repeats 1 x --decode-steps 4
     EXPECT_EQ(s.at("layer_products_bytes").get<int64_t>() + s.at("head_bytes").get<int64_t>(),
               weight_bytes);
     const double step = s.at("seconds_mean").get<double>();

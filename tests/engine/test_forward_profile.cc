@@ -83,17 +83,5 @@ TEST_P(ForwardProfileTest, CountsCallsProductsAndWeightBytes) {
 // The reference backend and the cpu backend (its team region) alike.
 INSTANTIATE_TEST_SUITE_P(Backends, ForwardProfileTest, ::testing::Values("reference", "cpu"));
 
-TEST(ForwardProfile, SumsEveryField) {
-  ForwardProfile a{1, 10, 4, 100, 3, 50};
-  const ForwardProfile b{2, 20, 8, 200, 6, 70};
-  a += b;
-  EXPECT_EQ(a.calls, 3);
-  EXPECT_EQ(a.total_ns, 30);
-  EXPECT_EQ(a.layer_ns, 12);
-  EXPECT_EQ(a.layer_bytes, 300);
-  EXPECT_EQ(a.head_ns, 9);
-  EXPECT_EQ(a.head_bytes, 120);
-}
-
 }  // namespace
 }  // namespace dv
