@@ -326,10 +326,9 @@ struct DecodeResult {
   int64_t batch = 0;
   int64_t context = 0;
   double median_s = 0, best_s = 0;
-  // Every run's timed steps together (the int8 engine's host pass; empty otherwise): their
-  // seconds, and where their forward calls spent them.
+  // Every run's timed steps together: their seconds, and (the int8 engine's host pass; empty
+  // otherwise) where their forward calls, one a step, spent them.
   double total_s = 0;
-  int64_t steps = 0;
   ForwardProfile profile;
 };
 
@@ -596,11 +595,8 @@ BenchRun Measure(const BenchOptions& o, const BenchPlan& plan, const BenchProgre
       d.context = context;
       d.median_s = Median(runs);
       d.best_s = *std::min_element(runs.begin(), runs.end());
-      if (profile.calls > 0) {
-        for (double s : runs) d.total_s += s;
-        d.steps = static_cast<int64_t>(runs.size()) * o.decode_steps;
-        d.profile = profile;
-      }
+      for (double s : runs) d.total_s += s;
+      d.profile = profile;
       if (batch == 1 && first_context) {
         run.b1_tokens_per_s =
             static_cast<double>(batch * o.decode_steps) / run.decode.back().median_s;
@@ -647,16 +643,16 @@ struct StepParts {
 };
 
 std::optional<StepParts> MeanStep(const DecodeResult& d) {
-  if (d.steps <= 0 || d.profile.calls <= 0) return std::nullopt;
-  const auto steps = static_cast<double>(d.steps);
-  const ForwardProfile& p = d.profile;
+  const ForwardProfile& p = d.profile;  // a forward call a timed step
+  if (p.calls <= 0) return std::nullopt;
+  const auto steps = static_cast<double>(p.calls);
   StepParts s;
   s.step_s = d.total_s / steps;
   s.layer_s = static_cast<double>(p.layer_ns) * 1e-9 / steps;
   s.head_s = static_cast<double>(p.head_ns) * 1e-9 / steps;
   s.rest_s = std::max(0.0, s.step_s - s.layer_s - s.head_s);
-  s.layer_bytes = p.layer_bytes / d.steps;
-  s.head_bytes = p.head_bytes / d.steps;
+  s.layer_bytes = p.layer_bytes / p.calls;
+  s.head_bytes = p.head_bytes / p.calls;
   auto gbps = [](int64_t bytes, int64_t ns) {
     return ns > 0 ? static_cast<double>(bytes) / static_cast<double>(ns) : 0.0;
   };
@@ -722,7 +718,7 @@ nlohmann::json BenchReport(const BenchOptions& o, const BenchRun& run) {
     if (d.batch > 1 && b1 > 0) row["vs_batch1"] = tps / b1;
     if (ContextFilled(o, d.context)) row["context_filled"] = true;
     if (const std::optional<StepParts> s = MeanStep(d)) {
-      row["step"] = {{"timed_steps", d.steps},
+      row["step"] = {{"timed_steps", d.profile.calls},
                      {"seconds_mean", s->step_s},
                      {"layer_products_seconds", s->layer_s},
                      {"layer_products_bytes", s->layer_bytes},
