@@ -192,7 +192,10 @@ double DecodeSeconds(Model& model, int64_t batch, int64_t context, int64_t steps
   const auto& c = model.config();
   std::vector<std::unique_ptr<typename T::Cache>> caches;
   std::vector<std::vector<int32_t>> prompts;
-  std::vector<std::vector<typename T::Logit>> logits;
+  // The rows' logits back to back, as GenerateGreedy keeps them: a batch's LM head writes them
+  // from its one GEMM (IntQwen3::LmHead).
+  const auto vocab = static_cast<size_t>(c.vocab);
+  std::vector<typename T::Logit> logits(static_cast<size_t>(batch) * vocab);
   std::vector<int32_t> next(static_cast<size_t>(batch));
   std::vector<typename T::Row> rows;
   // Every row's greedy pick: the integer engine's on the backend's threads, a row each, as
@@ -200,7 +203,8 @@ double DecodeSeconds(Model& model, int64_t batch, int64_t context, int64_t steps
   const auto PickAll = [&] {
     const auto pick = [&](int64_t begin, int64_t end, int) {
       for (int64_t r = begin; r < end; ++r) {
-        next[static_cast<size_t>(r)] = model.GreedyPick(logits[static_cast<size_t>(r)].data());
+        next[static_cast<size_t>(r)] =
+            model.GreedyPick(logits.data() + static_cast<size_t>(r) * vocab);
       }
     };
     if constexpr (std::is_same_v<Model, IntQwen3>) {
@@ -215,9 +219,8 @@ double DecodeSeconds(Model& model, int64_t batch, int64_t context, int64_t steps
     const uint64_t row_seed = seed + static_cast<uint64_t>(r);
     caches.push_back(T::MakeCache(model, context + steps));
     prompts.push_back(BenchTokens(filled ? 1 : context, c.vocab, row_seed));
-    logits.emplace_back(static_cast<size_t>(c.vocab));
     rows.push_back({caches.back().get(), prompts.back().data(), filled ? 1 : context,
-                    logits.back().data(), nullptr});
+                    logits.data() + static_cast<size_t>(r) * vocab, nullptr});
     if constexpr (std::is_same_v<Model, IntQwen3>) {
       if (filled) FillCacheRandom(c, context, row_seed, *caches.back());
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <span>
 
 namespace dv {
 namespace {
@@ -11,8 +12,8 @@ struct RowState {
   std::unique_ptr<KvCache> cache;
   size_t fed = 0;  // prompt tokens fed so far
   HashChain logits_chain, token_chain;
-  std::vector<int32_t> logits;
-  int32_t next = 0;  // the token to feed in the next decode call
+  std::span<int32_t> logits;  // the row's piece of the batch's logits block
+  int32_t next = 0;           // the token to feed in the next decode call
   // Chain states after each step, kept as digests in the loop (no allocation per step) and
   // written out as hex once generation has ended.
   std::vector<std::array<uint8_t, 32>> logits_states, token_states;
@@ -72,6 +73,10 @@ std::vector<RowResult> GenerateGreedy(IntQwen3& model,
       CheckPrompts(prompts, options.max_new, c.vocab, c.max_pos, "max_pos");
   std::vector<RowState> st(prompts.size());
   std::vector<RowResult> results(prompts.size());
+  // The rows' logits back to back, in row order: a decode batch's LM head then writes them
+  // straight from its one GEMM (IntQwen3::LmHead), with no copy into separate buffers.
+  const auto vocab = static_cast<size_t>(c.vocab);
+  std::vector<int32_t> logits_block(prompts.size() * vocab);
   for (size_t r = 0; r < prompts.size(); ++r) {
     const int64_t capacity = capacities[r];
     if (capacity > kMaxRowSlots) {
@@ -80,7 +85,7 @@ std::vector<RowResult> GenerateGreedy(IntQwen3& model,
           "(docs/SPEC.md §6.4)");
     }
     st[r].cache = std::make_unique<KvCache>(c, capacity, model.backend());
-    st[r].logits.resize(static_cast<size_t>(c.vocab));
+    st[r].logits = std::span<int32_t>(logits_block).subspan(r * vocab, vocab);
     results[r].tokens.reserve(static_cast<size_t>(options.max_new));
     st[r].logits_states.reserve(static_cast<size_t>(options.max_new));
     st[r].token_states.reserve(static_cast<size_t>(options.max_new));
@@ -112,7 +117,7 @@ std::vector<RowResult> GenerateGreedy(IntQwen3& model,
     for (size_t r : stepped) {
       RowResult& res = results[r];
       res.tokens.push_back(st[r].next);
-      if (options.keep_logits) res.logits.push_back(st[r].logits);
+      if (options.keep_logits) res.logits.emplace_back(st[r].logits.begin(), st[r].logits.end());
       if (on_logits) on_logits(r, static_cast<int64_t>(res.tokens.size()) - 1, st[r].logits);
       if (on_step) on_step(r, static_cast<int64_t>(res.tokens.size()) - 1, options.max_new);
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 
 #include "base/check.h"
@@ -345,19 +346,29 @@ void IntQwen3::LmHead(std::span<ForwardRow> rows) {
     }
     t0 += r.n_tokens;
   }
-  if (gathered == 1) {  // straight into the row's buffer
-    Multiply(ws.head_x8.data(), 1, *head_, ws.head_out[0], true);
-  } else if (gathered > 1) {
-    Multiply(ws.head_x8.data(), gathered, *head_, ws.head_logits.data(), true);
-    // Each row's logits to its buffer, a row per work item: a decode batch of 8 moves 4.9 MB
-    // here, which on one thread cost about 4% of its step (docs/RESULTS.md, "Where a decode
-    // step goes").
-    backend_.ParallelFor(gathered, [&](int64_t begin, int64_t end, int) {
-      for (int64_t i = begin; i < end; ++i) {
-        std::copy_n(ws.head_logits.data() + i * c.vocab, c.vocab, ws.head_out[Sz(i)]);
-      }
-    });
+  if (gathered == 0) return;
+  // Buffers that lie back to back, a vocabulary apart and in the rows' order (GenerateGreedy's
+  // and the bench's: one block for the batch), are the GEMM's own [gathered, vocab] output, so
+  // the product goes straight into them; a batch of 8 would otherwise copy 4.9 MB of logits
+  // after it, about 4% of its step on one thread (docs/RESULTS.md, "Where a decode step goes").
+  const auto first = reinterpret_cast<uintptr_t>(ws.head_out[0]);
+  const auto row_bytes = static_cast<uintptr_t>(c.vocab) * sizeof(int32_t);
+  bool back_to_back = true;
+  for (int64_t i = 1; i < gathered && back_to_back; ++i) {
+    back_to_back = reinterpret_cast<uintptr_t>(ws.head_out[Sz(i)]) ==
+                   first + static_cast<uintptr_t>(i) * row_bytes;
   }
+  if (back_to_back) {
+    Multiply(ws.head_x8.data(), gathered, *head_, ws.head_out[0], true);
+    return;
+  }
+  Multiply(ws.head_x8.data(), gathered, *head_, ws.head_logits.data(), true);
+  // Each row's logits to its own buffer, a row per work item.
+  backend_.ParallelFor(gathered, [&](int64_t begin, int64_t end, int) {
+    for (int64_t i = begin; i < end; ++i) {
+      std::copy_n(ws.head_logits.data() + i * c.vocab, c.vocab, ws.head_out[Sz(i)]);
+    }
+  });
 }
 
 // torch raises on an integer division by zero, so DetLLM has no result for such a call; neither
