@@ -112,5 +112,55 @@ BENCHMARK(BM_StreamReadPrefetch)
     ->ArgNames({"threads", "prefetch", "mib"})
     ->UseManualTime();
 
+// Why the weights are not read ahead during the row work (docs/NOTES.md, "Tried and dropped"):
+// one thread asks for a cold 1 MiB piece of a 1 GiB buffer with `lines` prefetches (into L2)
+// per 4 KiB page, works on nothing else for 200 us (a row loop's length), then reads the piece.
+// issue_us is how long the asking itself held the thread (a prefetch waits for a free fill
+// buffer like a load), read_us what the read then took; the manual time is their sum, the
+// bytes/s the piece over it. lines 0 is the cold read alone.
+void BM_ReadAheadWhileBusy(benchmark::State& state) {
+  const int64_t lines = state.range(0);
+  constexpr size_t kBuffer = size_t{1} << 30, kPiece = size_t{1} << 20, kPage = 4096;
+  const MatmulI8Kernel& kernel = MatmulI8KernelFor(BestCpuIsa());
+  uint8_t* buffer = os::MapAligned(kBuffer, true);
+  for (size_t i = 0; i < kBuffer; i += 64) buffer[i] = static_cast<uint8_t>(i >> 6);
+  using Clock = std::chrono::steady_clock;
+  const auto seconds = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  };
+  uint64_t sink = 0;
+  size_t next = 0;
+  double issue = 0, read = 0;
+  for (auto _ : state) {
+    const uint8_t* piece = buffer + next;
+    next = (next + 7 * kPiece) % kBuffer;  // 7 MiB on: the piece is cold (the buffer > any cache)
+    const auto t0 = Clock::now();
+    for (size_t page = 0; page < kPiece; page += kPage) {
+      for (int64_t l = 0; l < lines; ++l) __builtin_prefetch(piece + page + l * 64, 0, 2);
+    }
+    const auto t1 = Clock::now();
+    while (seconds(t1, Clock::now()) < 200e-6) {
+    }
+    const auto t2 = Clock::now();
+    sink += kernel.stream_read(piece, kPiece, 0);
+    const auto t3 = Clock::now();
+    issue += seconds(t0, t1);
+    read += seconds(t2, t3);
+    state.SetIterationTime(seconds(t0, t1) + seconds(t2, t3));
+  }
+  benchmark::DoNotOptimize(sink);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(kPiece));
+  state.counters["issue_us"] = benchmark::Counter(issue * 1e6, benchmark::Counter::kAvgIterations);
+  state.counters["read_us"] = benchmark::Counter(read * 1e6, benchmark::Counter::kAvgIterations);
+  os::UnmapAligned(buffer, kBuffer);
+}
+BENCHMARK(BM_ReadAheadWhileBusy)
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(4)
+    ->Arg(64)
+    ->ArgName("lines")
+    ->UseManualTime();
+
 }  // namespace
 }  // namespace dv
