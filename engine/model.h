@@ -72,8 +72,11 @@ struct ForwardRow {
   KvCache* cache = nullptr;
   const int32_t* ids = nullptr;
   int64_t n_tokens = 0;
-  int32_t* last_logits = nullptr;  // [V] logits of the last token, or null
-  int32_t* all_logits = nullptr;   // [n_tokens, V] logits of every token, or null
+  // [V] logits of the last token, or null. A call's rows whose last_logits lie back to back
+  // (row i's at row 0's + i * V, in the call's order of such rows) get them straight from one
+  // LM head product; other layouts cost a copy of each row's logits.
+  int32_t* last_logits = nullptr;
+  int32_t* all_logits = nullptr;  // [n_tokens, V] logits of every token, or null
   // [n_tokens] each: every token's logit row scale (m, k), or null. The logit of token v is then
   // logits[v] * head_m[v] * m / 2^(k + head.k) (SPEC §5.3, "Final"); the greedy pick drops the
   // row scale, analyses outside the core (compare, ppl) need it.
