@@ -6,9 +6,8 @@
 
 #include <vector>
 
-#include "engine/backends/backend_registry.h"
 #include "engine/model.h"
-#include "engine/model_source.h"
+#include "tests/engine/test_support.h"
 
 namespace dv {
 namespace {
@@ -28,16 +27,14 @@ Shape BytesOf(const ModelConfig& c) {
 class ForwardProfileTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ForwardProfileTest, CountsCallsProductsAndWeightBytes) {
-  const auto artifact = LoadSynthetic("qwen3-tiny", 0);
-  const ModelConfig& c = artifact->weights().config;
-  BackendOptions bo;
-  bo.threads = 2;
-  auto backend = MakeBackend(GetParam(), bo);
-  IntQwen3 model(artifact->weights(), *backend);
+  test::TinyModel tiny(GetParam());
+  const ModelConfig& c = tiny.config();
+  Backend& backend = *tiny.backend;
+  IntQwen3& model = tiny.model;
   const Shape shape = BytesOf(c);
 
   std::vector<int32_t> ids = {5, 9, 13, 17, 21};
-  KvCache a(c, 16, *backend), b(c, 16, *backend);
+  KvCache a(c, 16, backend), b(c, 16, backend);
   std::vector<int32_t> la(static_cast<size_t>(c.vocab)), lb(la.size());
   ForwardProfile p;
   model.set_profile(&p);

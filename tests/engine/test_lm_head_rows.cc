@@ -8,9 +8,8 @@
 #include <memory>
 #include <vector>
 
-#include "engine/backends/backend_registry.h"
 #include "engine/model.h"
-#include "engine/model_source.h"
+#include "tests/engine/test_support.h"
 
 namespace dv {
 namespace {
@@ -20,12 +19,10 @@ constexpr int kRows = 4;
 class LmHeadRowsTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(LmHeadRowsTest, EveryBufferLayoutGetsEachRowsOwnLogits) {
-  const auto artifact = LoadSynthetic("qwen3-tiny", 0);
-  const ModelConfig& c = artifact->weights().config;
-  BackendOptions bo;
-  bo.threads = 2;
-  auto backend = MakeBackend(GetParam(), bo);
-  IntQwen3 model(artifact->weights(), *backend);
+  test::TinyModel tiny(GetParam());
+  const ModelConfig& c = tiny.config();
+  Backend& backend = *tiny.backend;
+  IntQwen3& model = tiny.model;
   const auto vocab = static_cast<size_t>(c.vocab);
   const std::vector<std::vector<int32_t>> prompts = {{5, 9, 13}, {21, 4}, {7, 7, 7, 7, 30}, {11}};
   constexpr int kDecodes = 2;  // decode steps after the prompts, feeding tokens 3 and 8
@@ -33,7 +30,7 @@ TEST_P(LmHeadRowsTest, EveryBufferLayoutGetsEachRowsOwnLogits) {
   // Each row alone: the prompt, then the decode steps; its logits after every call.
   std::vector<std::vector<std::vector<int32_t>>> alone(kRows);
   for (size_t r = 0; r < kRows; ++r) {
-    KvCache cache(c, 16, *backend);
+    KvCache cache(c, 16, backend);
     std::vector<int32_t> logits(vocab);
     ForwardRow row{&cache, prompts[r].data(), static_cast<int64_t>(prompts[r].size()),
                    logits.data(), nullptr};
@@ -62,7 +59,7 @@ TEST_P(LmHeadRowsTest, EveryBufferLayoutGetsEachRowsOwnLogits) {
     std::vector<std::unique_ptr<KvCache>> caches;
     std::vector<ForwardRow> rows;
     for (size_t r = 0; r < kRows; ++r) {
-      caches.push_back(std::make_unique<KvCache>(c, 16, *backend));
+      caches.push_back(std::make_unique<KvCache>(c, 16, backend));
       rows.push_back({caches[r].get(), prompts[r].data(), static_cast<int64_t>(prompts[r].size()),
                       out[r], nullptr});
     }

@@ -15,6 +15,8 @@
 #include "engine/backends/backend_registry.h"
 #include "engine/backends/block_row_ops.h"
 #include "engine/backends/cpu_backend.h"
+#include "engine/model.h"
+#include "engine/model_source.h"
 
 namespace dv::test {
 
@@ -104,5 +106,23 @@ inline std::vector<std::pair<std::string, std::unique_ptr<Backend>>> EveryExecut
                                           std::make_unique<BlockRowOps>(kBlockPathThreads), block));
   return paths;
 }
+
+// The synthetic qwen3-tiny model (seed 0) on backend `backend_name` at 2 threads.
+struct TinyModel {
+  explicit TinyModel(const std::string& backend_name)
+      : artifact(LoadSynthetic("qwen3-tiny", 0)),
+        backend(MakeBackend(backend_name,
+                            [] {
+                              BackendOptions o;
+                              o.threads = 2;
+                              return o;
+                            }())),
+        model(artifact->weights(), *backend) {}
+  const ModelConfig& config() const { return artifact->weights().config; }
+
+  std::unique_ptr<Artifact> artifact;
+  std::unique_ptr<Backend> backend;
+  IntQwen3 model;
+};
 
 }  // namespace dv::test
