@@ -350,7 +350,8 @@ void IntQwen3::LmHead(std::span<ForwardRow> rows) {
   // Buffers that lie back to back, a vocabulary apart and in the rows' order (GenerateGreedy's
   // and the bench's: one block for the batch), are the GEMM's own [gathered, vocab] output, so
   // the product goes straight into them; a batch of 8 would otherwise copy 4.9 MB of logits
-  // after it, about 4% of its step on one thread (docs/RESULTS.md, "Where a decode step goes").
+  // after it, about 4% of its step on one thread (docs/RESULTS.md, "The batch's LM head
+  // straight into the rows' buffers").
   const auto first = reinterpret_cast<uintptr_t>(ws.head_out[0]);
   const auto row_bytes = static_cast<uintptr_t>(c.vocab) * sizeof(int32_t);
   bool back_to_back = true;
