@@ -33,10 +33,20 @@ inline int32_t Load4(const int8_t* a) {
   return v;
 }
 
+// How far ahead of its loads the 8-row block streaming a product also asks for the weights
+// into L1 (kNear below).
+constexpr int64_t kNearPrefetchBytes = 1024;
+
 // Rows [0, kRows) of a (lda bytes apart, lda a multiple of 4) times one panel. With kPrefetch,
-// each group also asks for the weight bytes `pf` ahead of it (panels lie back to back, so that
-// runs on into the next panel; a prefetch past the end of the weights cannot fault).
-template <int kRows, bool kPrefetch>
+// each group also asks for the weight bytes `pf` ahead of it into L2 (panels lie back to back,
+// so that runs on into the next panel; a prefetch past the end of the weights cannot fault).
+// With kNear as well, the same bytes kNearPrefetchBytes ahead into L1: 8 rows fill the core's
+// reorder window with vpdpbusd waiting on their weights, so the block's own loads run only
+// about 2 KiB ahead and each one that misses L1 holds that work up. Only where the product is
+// this one block (a decode batch of 8: every panel read once, from memory); blocks that re-read
+// a panel from L2 (prefill) would only gain instructions. Measured on the Intel Xeon host
+// (docs/RESULTS.md, "A near prefetch for the 8-row stream").
+template <int kRows, bool kPrefetch, bool kNear = false>
 void Block(const int8_t* a, int64_t lda, const uint8_t* panel, const int32_t* row_sums, int32_t* c,
            int64_t ldc, int64_t cols, int64_t pf) {
   constexpr size_t kR = kRows;
@@ -60,6 +70,11 @@ void Block(const int8_t* a, int64_t lda, const uint8_t* panel, const int32_t* ro
       _mm_prefetch(reinterpret_cast<const char*>(w + pf), _MM_HINT_T1);
       _mm_prefetch(reinterpret_cast<const char*>(w + pf + 64), _MM_HINT_T1);
       _mm_prefetch(reinterpret_cast<const char*>(w + pf + 128), _MM_HINT_T1);
+      if constexpr (kNear) {
+        _mm_prefetch(reinterpret_cast<const char*>(w + kNearPrefetchBytes), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(w + kNearPrefetchBytes + 64), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(w + kNearPrefetchBytes + 128), _MM_HINT_T0);
+      }
     }
 #pragma GCC unroll 8
     for (size_t r = 0; r < kR; ++r) {
@@ -92,6 +107,14 @@ void Block(const int8_t* a, int64_t lda, const uint8_t* panel, const int32_t* ro
 
 template <int kRows>
 void Rows(const MatmulI8Args& args, int64_t r, const uint8_t* panel, int64_t col0, int64_t cols) {
+  if constexpr (kRows == kMaxRows) {
+    // The whole product one block of rows: each panel is read once, from memory.
+    if (args.prefetch_bytes > 0 && args.m <= kMaxRows) {
+      Block<kRows, true, true>(args.a + r * args.lda, args.lda, panel, args.row_sums + r,
+                               args.c + r * args.n + col0, args.n, cols, args.prefetch_bytes);
+      return;
+    }
+  }
   if (args.prefetch_bytes > 0) {
     Block<kRows, true>(args.a + r * args.lda, args.lda, panel, args.row_sums + r,
                        args.c + r * args.n + col0, args.n, cols, args.prefetch_bytes);
