@@ -19,7 +19,8 @@ std::unique_ptr<RowOps> OpsFor(int64_t which) {
 }
 
 void RowOpsArgs(benchmark::internal::Benchmark* b) {
-  b->Arg(-1)->Arg(0)->Arg(3)->ArgName("ops");  // plain RowOps, CpuRowOps scalar, avx512vnni
+  // plain RowOps, CpuRowOps scalar, avx2, avx512vnni
+  b->Arg(-1)->Arg(0)->Arg(2)->Arg(3)->ArgName("ops");
 }
 
 void BM_RowOpsQuantI8(benchmark::State& state) {
@@ -79,6 +80,26 @@ void BM_RowOpsQkHead(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_RowOpsQkHead)->Apply(RowOpsArgs);
+
+// The MLP's gate or up row (engine/model.cc MlpBlock) requantized to 14 bits against its
+// column mantissas (< 2^16, as the loader checks): the max pass and the requantizing pass.
+void BM_RowOpsRequantI32(benchmark::State& state) {
+  auto ops = OpsFor(state.range(0));
+  if (!ops) return state.SkipWithError("ISA level not supported here");
+  constexpr int64_t n = 3072;
+  std::vector<int32_t> p(n), y(n);
+  std::vector<int64_t> col_m(n);
+  for (size_t i = 0; i < p.size(); ++i) {
+    p[i] = static_cast<int32_t>((i * 2654435761u) % (1u << 24)) - (1 << 23);
+    col_m[i] = 20000 + static_cast<int64_t>((i * 40503u) % 40000);
+  }
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(ops->RequantI32(p.data(), col_m.data(), n, 14, y.data()));
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+BENCHMARK(BM_RowOpsRequantI32)->Apply(RowOpsArgs);
 
 void BM_RowOpsSwiglu(benchmark::State& state) {
   auto ops = OpsFor(state.range(0));

@@ -64,9 +64,10 @@ Dyadic CpuRowOps::QuantI8(const int64_t* x, int64_t n, int64_t m, int64_t k, int
 
 int64_t CpuRowOps::RequantI32(const int32_t* p, const int64_t* col_m, int64_t n,
                               int64_t target_bits, int32_t* y) const {
-  const int64_t a = k_.mul_columns_max_abs(p, col_m, n, nullptr);
+  bool narrow = false;
+  const int64_t a = k_.mul_columns_max_abs(p, col_m, n, nullptr, &narrow);
   const int64_t sh = Max(Ilog2Floor(a) - (target_bits - 1), 0);
-  k_.requant_i32(p, col_m, n, MakeRoundShift(sh), y);
+  k_.requant_i32(p, col_m, n, MakeRoundShift(sh), narrow, y);
   return sh;
 }
 

@@ -129,6 +129,8 @@ inline V Mul(V a, V b) {
                       _mm256_mul_epu32(a, _mm256_srli_epi64(b, 32)));
   return Add(_mm256_mul_epu32(a, b), _mm256_slli_epi64(cross, 32));
 }
+// a * b for lanes where both are sign-extended int32 values (vpmuldq: one multiply).
+inline V MulNarrow(V a, V b) { return _mm256_mul_epi32(a, b); }
 // a * b modulo 2^64 for lanes with 0 <= a < 2^32.
 inline V MulSmall(V a, V b) {
   return Add(_mm256_mul_epu32(a, b),

@@ -52,6 +52,17 @@ inline int64_t ReduceAdd(V v) {  // modulo 2^64
   return _mm_cvtsi128_si64(_mm_add_epi64(s2, _mm_unpackhi_epi64(s2, s2)));
 }
 
+// p * m for lanes whose p is a sign-extended int32 and whose m is in [0, 2^31): vpmuldq's
+// signed 32 x 32 -> 64 product of the low halves is then the whole product, one uop where
+// vpmullq takes three. The weights' and the LM head's mantissas are such (< 2^16, checked at
+// load, docs/SPEC.md §5.1.1); a kernel ORs a row's m together as it goes (NarrowLanes) and
+// takes vpmullq after all where one is not.
+inline V MulNarrow(V p, V m) { return _mm512_mul_epi32(p, m); }
+// Every lane of `bits` (the OR of a row's m) in [0, 2^31).
+inline bool NarrowLanes(V bits) {
+  return _mm512_test_epi64_mask(bits, Set(~int64_t{0x7FFFFFFF})) == 0;
+}
+
 // High 64 bits of the unsigned 128-bit product a * b (b_hi = b >> 32).
 inline V MulHiU64(V a, V b, V b_hi) {
   const V lo32 = Set(0xFFFFFFFF);
@@ -175,22 +186,53 @@ int64_t QuantizeI8(const int64_t* x, int64_t n, const RowDivisorParams& p, int8_
   return n;
 }
 
-int64_t MulColumnsMaxAbs(const int32_t* p, const int64_t* col_m, int64_t n, int64_t* s) {
-  V acc = Set(1);
+// With kNarrow the products take MulNarrow and *bits collects the OR of every col_m.
+template <bool kNarrow>
+int64_t MulColumnsMaxAbsAs(const int32_t* p, const int64_t* col_m, int64_t n, int64_t* s,
+                           V* bits) {
+  V acc = Set(1), or_m = Zero();
   for (int64_t i = 0; i < n; i += 8) {
     const __mmask8 m = TailMask(n - i);
-    const V v = _mm512_mullo_epi64(LoadI32(p + i, m), LoadI64(col_m + i, m));
+    const V cm = LoadI64(col_m + i, m);
+    V v;
+    if constexpr (kNarrow) {
+      or_m = _mm512_or_si512(or_m, cm);
+      v = MulNarrow(LoadI32(p + i, m), cm);
+    } else {
+      v = _mm512_mullo_epi64(LoadI32(p + i, m), cm);
+    }
     if (s != nullptr) _mm512_mask_storeu_epi64(s + i, m, v);
     acc = _mm512_mask_max_epi64(acc, m, acc, _mm512_abs_epi64(v));
   }
+  if constexpr (kNarrow) *bits = or_m;
   return ReduceMax(acc);
 }
 
-void RequantI32(const int32_t* p, const int64_t* col_m, int64_t n, RoundShift sh, int32_t* y) {
+int64_t MulColumnsMaxAbs(const int32_t* p, const int64_t* col_m, int64_t n, int64_t* s,
+                         bool* narrow) {
+  V bits;
+  const int64_t a = MulColumnsMaxAbsAs<true>(p, col_m, n, s, &bits);
+  const bool is_narrow = NarrowLanes(bits);
+  if (narrow != nullptr) *narrow = is_narrow;
+  return is_narrow ? a : MulColumnsMaxAbsAs<false>(p, col_m, n, s, nullptr);
+}
+
+template <bool kNarrow>
+void RequantI32As(const int32_t* p, const int64_t* col_m, int64_t n, RoundShift sh, int32_t* y) {
   for (int64_t i = 0; i < n; i += 8) {
     const __mmask8 m = TailMask(n - i);
-    const V v = _mm512_mullo_epi64(LoadI32(p + i, m), LoadI64(col_m + i, m));
+    const V x = LoadI32(p + i, m), cm = LoadI64(col_m + i, m);
+    const V v = kNarrow ? MulNarrow(x, cm) : _mm512_mullo_epi64(x, cm);
     _mm512_mask_cvtepi64_storeu_epi32(y + i, m, Rsr(v, sh));  // int32(...) keeps the low bits
+  }
+}
+
+void RequantI32(const int32_t* p, const int64_t* col_m, int64_t n, RoundShift sh, bool narrow,
+                int32_t* y) {
+  if (narrow) {
+    RequantI32As<true>(p, col_m, n, sh, y);
+  } else {
+    RequantI32As<false>(p, col_m, n, sh, y);
   }
 }
 
@@ -261,7 +303,15 @@ void ResidualWrite(int32_t* h, const int32_t* d, int64_t n, int64_t dm, RoundShi
 }
 
 void MulI32I64(const int32_t* x, const int64_t* mul, int64_t n, int64_t* y) {
+  V bits = Zero();
   for (int64_t i = 0; i < n; i += 8) {
+    const __mmask8 m = TailMask(n - i);
+    const V cm = LoadI64(mul + i, m);
+    bits = _mm512_or_si512(bits, cm);
+    _mm512_mask_storeu_epi64(y + i, m, MulNarrow(LoadI32(x + i, m), cm));
+  }
+  if (NarrowLanes(bits)) return;
+  for (int64_t i = 0; i < n; i += 8) {  // a multiplier past 2^31 or negative: every product again
     const __mmask8 m = TailMask(n - i);
     _mm512_mask_storeu_epi64(y + i, m, _mm512_mullo_epi64(LoadI32(x + i, m), LoadI64(mul + i, m)));
   }
@@ -357,13 +407,21 @@ int64_t RequantStatic(const int32_t* p, const int64_t* col_m, int64_t n, int64_t
 
 // Per lane the first index of that lane's maximum (strict >), then the lane maxima reduced with
 // ties to the lowest index: the smallest v attaining the maximum, as the scalar scan.
-int64_t GreedyPick(const int32_t* logits, const int64_t* head_m, int64_t n) {
+template <bool kNarrow>
+int64_t GreedyPickAs(const int32_t* logits, const int64_t* head_m, int64_t n, V* bits) {
   const int64_t kNone = INT64_MAX;
-  V best = Set(INT64_MIN), best_id = Set(kNone);
+  V best = Set(INT64_MIN), best_id = Set(kNone), or_m = Zero();
   V id = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
   for (int64_t v = 0; v < n; v += 8) {
     const __mmask8 m = TailMask(n - v);
-    const V scaled = _mm512_mullo_epi64(LoadI32(logits + v, m), LoadI64(head_m + v, m));
+    const V hm = LoadI64(head_m + v, m);
+    V scaled;
+    if constexpr (kNarrow) {
+      or_m = _mm512_or_si512(or_m, hm);
+      scaled = MulNarrow(LoadI32(logits + v, m), hm);
+    } else {
+      scaled = _mm512_mullo_epi64(LoadI32(logits + v, m), hm);
+    }
     const __mmask8 better = _mm512_mask_cmpgt_epi64_mask(m, scaled, best);
     best = _mm512_mask_mov_epi64(best, better, scaled);
     best_id = _mm512_mask_mov_epi64(best_id, better, id);
@@ -380,7 +438,14 @@ int64_t GreedyPick(const int32_t* logits, const int64_t* head_m, int64_t n) {
       top_id = ids[lane];
     }
   }
+  if constexpr (kNarrow) *bits = or_m;
   return top_id == kNone ? 0 : top_id;
+}
+
+int64_t GreedyPick(const int32_t* logits, const int64_t* head_m, int64_t n) {
+  V bits;
+  const int64_t pick = GreedyPickAs<true>(logits, head_m, n, &bits);
+  return NarrowLanes(bits) ? pick : GreedyPickAs<false>(logits, head_m, n, nullptr);
 }
 
 // RequantI8Static with a divisor per element: den = s_m << max(row_k - s_k, 0) varies, so no

@@ -39,12 +39,15 @@ struct RowKernels {
   // unless some |x[i] * 127| + divisor/2 leaves [0, 2^63) (the caller finishes from there).
   int64_t (*quantize_i8)(const int64_t* x, int64_t n, const RowDivisorParams& div,
                          int8_t* y) = nullptr;
-  // s[i] = p[i] * col_m[i] (s may be null); returns max(1, max_i |p[i] * col_m[i]|).
-  int64_t (*mul_columns_max_abs)(const int32_t* p, const int64_t* col_m, int64_t n,
-                                 int64_t* s) = nullptr;
-  // y[i] = int32(rsr(p[i] * col_m[i], sh)).
+  // s[i] = p[i] * col_m[i] (s may be null); returns max(1, max_i |p[i] * col_m[i]|). *narrow
+  // (when not null) says whether the kernel found every col_m[i] in [0, 2^31), where a 32 x 32
+  // -> 64 multiply gives the product (false from a kernel that does not look).
+  int64_t (*mul_columns_max_abs)(const int32_t* p, const int64_t* col_m, int64_t n, int64_t* s,
+                                 bool* narrow) = nullptr;
+  // y[i] = int32(rsr(p[i] * col_m[i], sh)); narrow: mul_columns_max_abs found these col_m
+  // narrow.
   void (*requant_i32)(const int32_t* p, const int64_t* col_m, int64_t n, RoundShift sh,
-                      int32_t* y) = nullptr;
+                      bool narrow, int32_t* y) = nullptr;
   // s[i] = rsr(s[i], sh) in place; returns max(1, max_i |s[i]|).
   int64_t (*round_shift_max_abs)(int64_t* s, int64_t n, RoundShift sh) = nullptr;
 
@@ -64,7 +67,7 @@ struct RowKernels {
   void (*residual_write)(int32_t* h, const int32_t* d, int64_t n, int64_t dm, RoundShift down,
                          int64_t up, RoundShift down2, int64_t up2) = nullptr;
 
-  // y[i] = x[i] * m[i].
+  // y[i] = x[i] * m[i] (y does not overlap x: a kernel may write y twice).
   void (*mul_i32_i64)(const int32_t* x, const int64_t* m, int64_t n, int64_t* y) = nullptr;
   void (*mul_i64_i64)(const int64_t* x, const int64_t* m, int64_t n, int64_t* y) = nullptr;
 

@@ -117,6 +117,8 @@ inline V Mul(V a, V b) {
   const uint64x2_t cross = vmlal_u32(vmull_u32(ah, bl), al, bh);
   return S(vaddq_u64(vmull_u32(al, bl), vshlq_n_u64(cross, 32)));
 }
+// a * b for lanes where both are sign-extended int32 values (one widening multiply).
+inline V MulNarrow(V a, V b) { return vmull_s32(vmovn_s64(a), vmovn_s64(b)); }
 // a * b modulo 2^64 for lanes with 0 <= a < 2^32.
 inline V MulSmall(V a, V b) {
   const uint32x2_t al = vmovn_u64(U(a));

@@ -33,7 +33,9 @@ int64_t QuantizeI8(const int64_t* x, int64_t n, const RowDivisorParams& p, int8_
   return n;
 }
 
-int64_t MulColumnsMaxAbs(const int32_t* p, const int64_t* col_m, int64_t n, int64_t* s) {
+int64_t MulColumnsMaxAbs(const int32_t* p, const int64_t* col_m, int64_t n, int64_t* s,
+                         bool* narrow) {
+  if (narrow != nullptr) *narrow = false;  // (RequantI32 takes one product either way)
   int64_t a = 1;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t v = WrapMul(p[i], col_m[i]);
@@ -43,7 +45,8 @@ int64_t MulColumnsMaxAbs(const int32_t* p, const int64_t* col_m, int64_t n, int6
   return a;
 }
 
-void RequantI32(const int32_t* p, const int64_t* col_m, int64_t n, RoundShift sh, int32_t* y) {
+void RequantI32(const int32_t* p, const int64_t* col_m, int64_t n, RoundShift sh,
+                bool /*narrow*/, int32_t* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = static_cast<int32_t>(Rsr(WrapMul(p[i], col_m[i]), sh));
 }
 

@@ -50,6 +50,7 @@ TEST_P(RowOpsCpu, GreedyPickWithTiesAndEdges) {
 TEST_P(RowOpsCpu, AddResidual) { test::CheckAddResidual(plain_, fast_); }
 
 TEST_P(RowOpsCpu, MulColumnsAndRope) { test::CheckMulColumnsAndRope(plain_, fast_); }
+TEST_P(RowOpsCpu, MultiplierEdges) { test::CheckMultiplierEdges(plain_, fast_); }
 
 TEST_P(RowOpsCpu, Swiglu) { test::CheckSwiglu(plain_, fast_); }
 

@@ -36,6 +36,7 @@ TEST_P(BlockRowOpsTest, GreedyPickWithTiesAndEdges) {
 }
 TEST_P(BlockRowOpsTest, AddResidual) { test::CheckAddResidual(plain_, block_); }
 TEST_P(BlockRowOpsTest, MulColumnsAndRope) { test::CheckMulColumnsAndRope(plain_, block_); }
+TEST_P(BlockRowOpsTest, MultiplierEdges) { test::CheckMultiplierEdges(plain_, block_); }
 TEST_P(BlockRowOpsTest, Swiglu) { test::CheckSwiglu(plain_, block_); }
 TEST_P(BlockRowOpsTest, Attend) { test::CheckAttend(plain_, block_); }
 TEST_P(BlockRowOpsTest, AttendGroup) { test::CheckAttendGroup(plain_, {&block_}); }

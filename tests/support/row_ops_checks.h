@@ -248,6 +248,37 @@ inline void CheckGreedyPickWithTiesAndEdges(const RowOps& plain, const RowOps& f
   }
 }
 
+// Per-column multipliers at the edge of the kernels' 32 x 32 -> 64 products (row_kernels_cpu.h:
+// a row whose multipliers all lie in [0, 2^31) may take them): the largest such value, and values
+// whose low 32 bits alone give a wrong product (2^31, 2^32 + 1, -1, INT64_MIN). Each goes at the
+// first lane, the last (a vector's tail) and one in between, the other lanes weight mantissas.
+inline void CheckMultiplierEdges(const RowOps& plain, const RowOps& fast) {
+  TestRng rng(32);
+  const int64_t edges[] = {(int64_t{1} << 31) - 1, int64_t{1} << 31, (int64_t{1} << 32) + 1, -1,
+                           kInt64Min};
+  for (int64_t n : kLengths) {
+    for (int64_t edge : edges) {
+      for (int64_t at : {int64_t{0}, rng.Uniform(0, n - 1), n - 1}) {
+        std::vector<int64_t> m(static_cast<size_t>(n));
+        for (auto& v : m) v = rng.Uniform(1, (1 << 16) - 1);
+        m[static_cast<size_t>(at)] = edge;
+        const auto p = RandomRowI32(n, rng);
+        std::vector<int32_t> want(static_cast<size_t>(n)), got = p;
+        const int64_t sa = plain.RequantI32(p.data(), m.data(), n, 16, want.data());
+        const int64_t sb = fast.RequantI32(got.data(), m.data(), n, 16, got.data());
+        ASSERT_EQ(sa, sb) << "n " << n << " edge " << edge << " at " << at;
+        ASSERT_TRUE(SameBits(want, got)) << "n " << n << " edge " << edge << " at " << at;
+        std::vector<int64_t> wide_want(static_cast<size_t>(n)), wide_got(static_cast<size_t>(n));
+        plain.MulColumns(p.data(), m.data(), n, wide_want.data());
+        fast.MulColumns(p.data(), m.data(), n, wide_got.data());
+        ASSERT_TRUE(SameBits(wide_want, wide_got)) << "n " << n << " edge " << edge << " at " << at;
+        ASSERT_EQ(plain.GreedyPick(p.data(), m.data(), n), fast.GreedyPick(p.data(), m.data(), n))
+            << "n " << n << " edge " << edge << " at " << at;
+      }
+    }
+  }
+}
+
 inline void CheckAddResidual(const RowOps& plain, const RowOps& fast) {
   TestRng rng(26);
   for (int rep = 0; rep < 40; ++rep) {
