@@ -179,7 +179,8 @@ class Team {
   void ForErased(int64_t n, BodyFn fn, void* ctx);
   void Participate(uint64_t loop, int member);
   bool ClaimUnit(int owner, uint64_t loop, bool from_back, int64_t& unit);
-  void RunUnit(int owner, int64_t unit, int member);
+  // Runs the unit; returns its item count.
+  int64_t RunUnit(int owner, int64_t unit, int member);
   void WorkerLoop(int member);
   // One piece of member's idle reads; false when it has none left.
   bool IdleStep(int member);
