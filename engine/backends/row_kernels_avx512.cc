@@ -83,6 +83,16 @@ inline V MulNarrow(V p, V m) { return _mm512_mul_epi32(p, m); }
 inline bool NarrowLanes(V bits) {
   return _mm512_test_epi64_mask(bits, Set(~int64_t{0x7FFFFFFF})) == 0;
 }
+// p * m: with kNarrow MulNarrow's, m ORed into bits for NarrowLanes; else vpmullq's.
+template <bool kNarrow>
+inline V MulColumn(V p, V m, V& bits) {
+  if constexpr (kNarrow) {
+    bits = _mm512_or_si512(bits, m);
+    return MulNarrow(p, m);
+  } else {
+    return _mm512_mullo_epi64(p, m);
+  }
+}
 
 // High 64 bits of the unsigned 128-bit product a * b (b_hi = b >> 32).
 inline V MulHiU64(V a, V b, V b_hi) {
@@ -210,14 +220,7 @@ template <bool kNarrow>
 int64_t MulColumnsMaxAbsAs(const int32_t* p, const int64_t* col_m, int64_t n, int64_t* s, V* bits) {
   V acc = Set(1), or_m = Zero();
   EachVector(n, [&](int64_t i, __mmask8 m) {
-    const V cm = LoadI64(col_m + i, m);
-    V v;
-    if constexpr (kNarrow) {
-      or_m = _mm512_or_si512(or_m, cm);
-      v = MulNarrow(LoadI32(p + i, m), cm);
-    } else {
-      v = _mm512_mullo_epi64(LoadI32(p + i, m), cm);
-    }
+    const V v = MulColumn<kNarrow>(LoadI32(p + i, m), LoadI64(col_m + i, m), or_m);
     if (s != nullptr) _mm512_mask_storeu_epi64(s + i, m, v);
     acc = _mm512_mask_max_epi64(acc, m, acc, _mm512_abs_epi64(v));
   });
@@ -236,9 +239,9 @@ int64_t MulColumnsMaxAbs(const int32_t* p, const int64_t* col_m, int64_t n, int6
 
 template <bool kNarrow>
 void RequantI32As(const int32_t* p, const int64_t* col_m, int64_t n, RoundShift sh, int32_t* y) {
+  V unused = Zero();  // (narrow already established by the max pass)
   EachVector(n, [&](int64_t i, __mmask8 m) {
-    const V x = LoadI32(p + i, m), cm = LoadI64(col_m + i, m);
-    const V v = kNarrow ? MulNarrow(x, cm) : _mm512_mullo_epi64(x, cm);
+    const V v = MulColumn<kNarrow>(LoadI32(p + i, m), LoadI64(col_m + i, m), unused);
     _mm512_mask_cvtepi64_storeu_epi32(y + i, m, Rsr(v, sh));  // int32(...) keeps the low bits
   });
 }
@@ -418,14 +421,7 @@ int64_t GreedyPickAs(const int32_t* logits, const int64_t* head_m, int64_t n, V*
   V best = Set(INT64_MIN), best_id = Set(kNone), or_m = Zero();
   V id = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
   EachVector(n, [&](int64_t v, __mmask8 m) {
-    const V hm = LoadI64(head_m + v, m);
-    V scaled;
-    if constexpr (kNarrow) {
-      or_m = _mm512_or_si512(or_m, hm);
-      scaled = MulNarrow(LoadI32(logits + v, m), hm);
-    } else {
-      scaled = _mm512_mullo_epi64(LoadI32(logits + v, m), hm);
-    }
+    const V scaled = MulColumn<kNarrow>(LoadI32(logits + v, m), LoadI64(head_m + v, m), or_m);
     const __mmask8 better = _mm512_mask_cmpgt_epi64_mask(m, scaled, best);
     best = _mm512_mask_mov_epi64(best, better, scaled);
     best_id = _mm512_mask_mov_epi64(best_id, better, id);
