@@ -217,9 +217,9 @@ int64_t Team::RunUnit(int owner, int64_t unit, int member) {
 void Team::Participate(uint64_t loop, int member) {
   // The items this member ran, added to done_ once, when it leaves the loop: one atomic add on
   // the shared line a loop and member, where one a unit made every unit wait for that line to
-  // come over from the other core (an empty loop of 64 items took 6.4 us on 2 threads of the
-  // Intel Xeon host, 1.3 us with this; docs/RESULTS.md). member 0 cannot see done_ reach n
-  // before every member that ran a unit has left: no item is counted by anyone else.
+  // come over from the other core (an empty loop of 64 items took 3.2 us on 2 threads of the
+  // Intel Xeon host, 1.1 us with this: os_bench, docs/RESULTS.md). member 0 cannot see done_
+  // reach n before every member that ran a unit has left: no item is counted by anyone else.
   int64_t ran = 0;
   int64_t unit = 0;
   while (ClaimUnit(member, loop, false, unit)) ran += RunUnit(member, unit, member);
