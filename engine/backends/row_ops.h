@@ -100,7 +100,8 @@ class RowOps {
     return ResidualAdd(h, n, k_res, d, dm, dk);
   }
 
-  // y[i] = x[i] * m[i] (smoothing multipliers and similar per-channel products).
+  // y[i] = x[i] * m[i] (smoothing multipliers and similar per-channel products). The int64 form
+  // may run in place (y == x); the int32 form's y does not overlap x.
   virtual void MulColumns(const int32_t* x, const int64_t* m, int64_t n, int64_t* y) const {
     for (int64_t i = 0; i < n; ++i) y[i] = WrapMul(x[i], m[i]);
   }
