@@ -26,25 +26,26 @@ inline V Zero() { return _mm512_setzero_si512(); }
 inline __mmask8 TailMask(int64_t left) {
   return static_cast<__mmask8>(left >= 8 ? 0xFFu : (1u << left) - 1u);
 }
-// body(i, mask) for every 8 lanes of [0, n): whole vectors with the constant mask 0xFF, so that
-// the compiler emits plain loads and stores for them (a masked load or store each iteration,
-// vpmovqd's to memory above all, cost the requantization a quarter of its time), then the tail,
-// if any, with its own mask.
-template <typename Body>
-[[gnu::always_inline]] inline void EachVector(int64_t n, Body&& body) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) body(i, static_cast<__mmask8>(0xFF));
-  if (i < n) body(i, static_cast<__mmask8>((1u << (n - i)) - 1u));
-}
-// The same while body returns true: returns the first i whose body returned false, else n.
+// body(i, mask) for every 8 lanes of [0, n) while it returns true; returns the first i whose body
+// returned false, else n. Whole vectors get the constant mask 0xFF, so that the compiler emits
+// plain loads and stores for them (a masked load or store each iteration, vpmovqd's to memory
+// above all, cost the requantization a quarter of its time), the tail, if any, its TailMask.
 template <typename Body>
 [[gnu::always_inline]] inline int64_t EachVectorWhile(int64_t n, Body&& body) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     if (!body(i, static_cast<__mmask8>(0xFF))) return i;
   }
-  if (i < n && !body(i, static_cast<__mmask8>((1u << (n - i)) - 1u))) return i;
+  if (i < n && !body(i, TailMask(n - i))) return i;
   return n;
+}
+// The same for a body that never stops.
+template <typename Body>
+[[gnu::always_inline]] inline void EachVector(int64_t n, Body&& body) {
+  EachVectorWhile(n, [&](int64_t i, __mmask8 m) {
+    body(i, m);
+    return true;
+  });
 }
 
 inline V LoadI64(const int64_t* p, __mmask8 m) { return _mm512_maskz_loadu_epi64(m, p); }
