@@ -129,7 +129,8 @@ class Team {
 
   // Reads [p, p + bytes) (bytes a multiple of 64) so that it lands in this CPU's caches, with a
   // software prefetch `prefetch_bytes` ahead (0: none); the sum makes the reads observable. A
-  // member waiting for work reads its idle range with it (PostIdleReads).
+  // member waiting for work reads its idle range with it (PostIdleReads); a null ReadFn reads
+  // nothing.
   using ReadFn = uint64_t (*)(const uint8_t* p, int64_t bytes, int64_t prefetch_bytes);
 
   struct IdleRead {

@@ -13,8 +13,6 @@
 namespace dv::os {
 namespace {
 
-uint64_t NoRead(const uint8_t*, int64_t, int64_t) { return 0; }
-
 struct alignas(64) Counter {
   int64_t items = 0;
 };
@@ -25,7 +23,7 @@ void BM_TeamLoop(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(1));
   constexpr int kLoops = 1000;
   ThreadPool pool(threads);
-  Team team(threads, &NoRead, 0);
+  Team team(threads, nullptr, 0);  // no idle reads
   std::vector<Counter> counters(static_cast<size_t>(threads));
   for (auto _ : state) {
     TeamRunner::Run(pool, team, [&](Team& t) {
