@@ -1,7 +1,10 @@
 #include "float_engine/small_gemm.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
+#include <vector>
 
 #include "base/check.h"
 #include "float_engine/small_gemm_kernels.h"
@@ -32,6 +35,31 @@ void CheckCall(SmallGemmIsa isa, int64_t m, int64_t k, int64_t n) {
       << "small GEMM: shape " << m << " x " << k << " x " << n;
 }
 
+small_gemm::XLayout LayoutFor(SmallGemmIsa isa, int64_t m) {
+#if defined(DV_SMALL_GEMM_X86)
+  if (isa == SmallGemmIsa::kAvx512) return small_gemm::XLayoutAvx512(m);
+  if (isa == SmallGemmIsa::kAvx2) return small_gemm::XLayoutAvx2(m);
+#endif
+  (void)m;
+  DV_CHECK(false) << "small GEMM: no " << SmallGemmIsaName(isa) << " kernel in this build";
+  return {};
+}
+
+// x packed for the kernel of `isa` into the calling thread's buffer (grown, never shrunk: at
+// most kSmallGemmMaxRows rows of the widest k), 64-byte aligned for the kernels' aligned loads.
+const float* PackedX(SmallGemmIsa isa, const float* x, int64_t ldx, int64_t m, int64_t k) {
+  struct alignas(64) Line {
+    float v[16];
+  };
+  thread_local std::vector<Line> buffer;
+  const small_gemm::XLayout layout = LayoutFor(isa, m);
+  const auto lines = static_cast<size_t>((small_gemm::PackedXFloats(m, k, layout) + 15) / 16);
+  if (buffer.size() < lines) buffer.resize(lines);
+  float* packed = buffer.data()->v;
+  small_gemm::PackX(x, ldx, m, k, layout, packed);
+  return packed;
+}
+
 void Rows(SmallGemmIsa isa, const small_gemm::Args& g, int64_t j0, int64_t j1) {
 #if defined(DV_SMALL_GEMM_X86)
   if (isa == SmallGemmIsa::kAvx512) return small_gemm::RowsAvx512(g, j0, j1);
@@ -42,6 +70,32 @@ void Rows(SmallGemmIsa isa, const small_gemm::Args& g, int64_t j0, int64_t j1) {
 }
 
 }  // namespace
+
+namespace small_gemm {
+
+int64_t PackedXFloats(int64_t m, int64_t k, XLayout layout) {
+  const int64_t steps = (k + layout.lanes - 1) / layout.lanes;
+  const int64_t blocks = (m + layout.block - 1) / layout.block;
+  return blocks * steps * layout.block * layout.lanes;
+}
+
+void PackX(const float* x, int64_t ldx, int64_t m, int64_t k, XLayout layout, float* packed) {
+  const int64_t lanes = layout.lanes, steps = (k + lanes - 1) / lanes;
+  for (int64_t r0 = 0; r0 < m; r0 += layout.block) {
+    const int64_t mr = std::min(layout.block, m - r0);
+    float* block = packed + r0 / layout.block * steps * layout.block * lanes;
+    for (int64_t s = 0; s < steps; ++s) {
+      const int64_t i = s * lanes, count = std::min(lanes, k - i);
+      for (int64_t r = 0; r < mr; ++r) {
+        float* out = block + (s * mr + r) * lanes;
+        std::memcpy(out, x + (r0 + r) * ldx + i, static_cast<size_t>(count) * sizeof(float));
+        std::fill(out + count, out + lanes, 0.0f);
+      }
+    }
+  }
+}
+
+}  // namespace small_gemm
 
 bool SmallGemmIsaSupported(SmallGemmIsa isa) { return CpuHas(isa); }
 
@@ -68,7 +122,7 @@ const char* SmallGemmIsaName(SmallGemmIsa isa) {
 void SmallGemmXWtHere(SmallGemmIsa isa, const float* x, int64_t ldx, int64_t m, int64_t k,
                       const float* w, int64_t n, float* y, int64_t ldy) {
   CheckCall(isa, m, k, n);
-  Rows(isa, small_gemm::Args{x, ldx, m, k, w, nullptr, n, y, ldy}, 0, n);
+  Rows(isa, small_gemm::Args{PackedX(isa, x, ldx, m, k), m, k, w, nullptr, n, y, ldy}, 0, n);
 }
 
 void SmallVecMatHere(SmallGemmIsa isa, const float* p, int64_t s, const float* v, int64_t ldv,
@@ -84,8 +138,17 @@ void SmallVecMatHere(SmallGemmIsa isa, const float* p, int64_t s, const float* v
 
 namespace {
 
-void RunOverPool(SmallGemmIsa isa, const small_gemm::Args& g, os::ThreadPool& pool) {
-  CheckCall(isa, g.m, g.k, g.n);
+// x packed on the calling thread, once for every thread of the pool.
+template <typename W>
+void RunOverPool(SmallGemmIsa isa, const float* x, int64_t ldx, int64_t m, int64_t k, const W* w,
+                 int64_t n, float* y, int64_t ldy, os::ThreadPool& pool) {
+  CheckCall(isa, m, k, n);
+  small_gemm::Args g{PackedX(isa, x, ldx, m, k), m, k, nullptr, nullptr, n, y, ldy};
+  if constexpr (std::is_same_v<W, float>) {
+    g.w = w;
+  } else {
+    g.wb = w;
+  }
   // Pairs of weight rows over the pool (os::ParallelFor: a long contiguous piece per thread).
   os::ParallelFor(pool, (g.n + 1) / 2, [&](int64_t begin, int64_t end, int) {
     Rows(isa, g, 2 * begin, 2 * end < g.n ? 2 * end : g.n);
@@ -96,13 +159,13 @@ void RunOverPool(SmallGemmIsa isa, const small_gemm::Args& g, os::ThreadPool& po
 
 void SmallGemmXWt(SmallGemmIsa isa, const float* x, int64_t ldx, int64_t m, int64_t k,
                   const float* w, int64_t n, float* y, int64_t ldy, os::ThreadPool& pool) {
-  RunOverPool(isa, small_gemm::Args{x, ldx, m, k, w, nullptr, n, y, ldy}, pool);
+  RunOverPool(isa, x, ldx, m, k, w, n, y, ldy, pool);
 }
 
 void SmallGemmXWt(SmallGemmIsa isa, const float* x, int64_t ldx, int64_t m, int64_t k,
                   const uint16_t* w, int64_t n, float* y, int64_t ldy, os::ThreadPool& pool) {
   DV_CHECK(w != nullptr) << "small GEMM: no bf16 weights";
-  RunOverPool(isa, small_gemm::Args{x, ldx, m, k, nullptr, w, n, y, ldy}, pool);
+  RunOverPool(isa, x, ldx, m, k, w, n, y, ldy, pool);
 }
 
 }  // namespace dv

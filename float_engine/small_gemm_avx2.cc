@@ -37,33 +37,37 @@ inline __m256 LoadTail(const uint16_t* p, int64_t count) {
   return LoadW(tail);
 }
 
-// One pair of weight rows (a, b; b null for a lone last row) against MR rows of x: 2 * MR vector
-// accumulators, each weight vector loaded once for all MR rows.
+// One pair of weight rows (a, b; b null for a lone last row) against MR rows of x (packed: step
+// s of row r at x[(s * MR + r) * 8]): 2 * MR vector accumulators, each weight vector loaded once
+// for all MR rows.
 template <size_t MR, typename W>
-void Pair(const float* x, int64_t ldx, int64_t k, const W* a, const W* b, float* ya, float* yb,
-          int64_t ldy, const W* next) {
+void Pair(const float* x, int64_t k, const W* a, const W* b, float* ya, float* yb, int64_t ldy,
+          const W* next) {
   __m256 acc_a[MR], acc_b[MR];
   for (size_t r = 0; r < MR; ++r) acc_a[r] = acc_b[r] = _mm256_setzero_ps();
   const W* bb = b != nullptr ? b : a;
   const int64_t kv = k / 8 * 8;
   // One prefetch per 64-byte line of each next weight row.
   constexpr int64_t kLine = 64 / static_cast<int64_t>(sizeof(W));
+  constexpr auto kStep = static_cast<int64_t>(MR);
   for (int64_t i = 0; i < kv; i += 8) {
     if (next != nullptr && i % kLine == 0) {
       _mm_prefetch(reinterpret_cast<const char*>(next + i), _MM_HINT_T1);
       _mm_prefetch(reinterpret_cast<const char*>(next + k + i), _MM_HINT_T1);
     }
     const __m256 wa = LoadW(a + i), wb = LoadW(bb + i);
+    const float* xs = x + i * kStep;
     for (size_t r = 0; r < MR; ++r) {
-      const __m256 xv = _mm256_loadu_ps(x + static_cast<int64_t>(r) * ldx + i);
+      const __m256 xv = _mm256_load_ps(xs + 8 * r);
       acc_a[r] = _mm256_fmadd_ps(xv, wa, acc_a[r]);
       acc_b[r] = _mm256_fmadd_ps(xv, wb, acc_b[r]);
     }
   }
   if (kv < k) {
     const __m256 wa = LoadTail(a + kv, k - kv), wb = LoadTail(bb + kv, k - kv);
+    const float* xs = x + kv * kStep;  // the packed tail: zeros past k
     for (size_t r = 0; r < MR; ++r) {
-      const __m256 xv = LoadTail(x + static_cast<int64_t>(r) * ldx + kv, k - kv);
+      const __m256 xv = _mm256_load_ps(xs + 8 * r);
       acc_a[r] = _mm256_fmadd_ps(xv, wa, acc_a[r]);
       acc_b[r] = _mm256_fmadd_ps(xv, wb, acc_b[r]);
     }
@@ -79,9 +83,10 @@ constexpr int64_t kBlock = 4;
 
 template <typename W>
 void Rows(const Args& g, const W* weights, int64_t j0, int64_t j1) {
-  using PairFn = void (*)(const float*, int64_t, int64_t, const W*, const W*, float*, float*,
-                          int64_t, const W*);
+  using PairFn =
+      void (*)(const float*, int64_t, const W*, const W*, float*, float*, int64_t, const W*);
   constexpr PairFn kPairs[kBlock] = {Pair<1, W>, Pair<2, W>, Pair<3, W>, Pair<4, W>};
+  const int64_t block_floats = (g.k + 7) / 8 * 8 * kBlock;  // one packed block of x rows
   for (int64_t j = j0; j < j1; j += 2) {
     const W* a = weights + j * g.k;
     const bool two = j + 1 < j1;
@@ -90,13 +95,15 @@ void Rows(const Args& g, const W* weights, int64_t j0, int64_t j1) {
       float* ya = g.y + r0 * g.ldy + j;
       // The first block of x rows prefetches the pair of weight rows after the next into L2, as
       // the AVX-512 file does (where it measured about 10% at 8 rows; docs/RESULTS.md).
-      kPairs[mr - 1](g.x + r0 * g.ldx, g.ldx, g.k, a, two ? a + g.k : nullptr, ya,
+      kPairs[mr - 1](g.x + r0 / kBlock * block_floats, g.k, a, two ? a + g.k : nullptr, ya,
                      two ? ya + 1 : nullptr, g.ldy, r0 == 0 && j + 4 < j1 ? a + 4 * g.k : nullptr);
     }
   }
 }
 
 }  // namespace
+
+XLayout XLayoutAvx2(int64_t) { return {8, kBlock}; }
 
 void RowsAvx2(const Args& g, int64_t j0, int64_t j1) {
   if (g.wb != nullptr) {

@@ -42,11 +42,12 @@ inline __m512 LoadTail(const uint16_t* p, int64_t count) {
 }
 
 // NW weight rows (w[0..NW); a missing one points at w[0], its output null) against MR rows of
-// x: NW * MR vector accumulators, each weight vector loaded once for all MR rows and each x
-// vector once for all NW weight rows. Every output is one accumulator summed in k order and
-// reduced by ReduceAdd, whatever NW and MR are: the blocking never changes a bit.
+// x (packed: step s of row r at x[(s * MR + r) * 16]): NW * MR vector accumulators, each weight
+// vector loaded once for all MR rows and each x vector once for all NW weight rows. Every output
+// is one accumulator summed in k order and reduced by ReduceAdd, whatever NW and MR are: the
+// blocking never changes a bit.
 template <size_t NW, size_t MR, typename W>
-void Tile(const float* x, int64_t ldx, int64_t k, const W* const* w, float* const* y, int64_t ldy,
+void Tile(const float* x, int64_t k, const W* const* w, float* const* y, int64_t ldy,
           const W* next) {
   __m512 acc[NW][MR];
   for (size_t q = 0; q < NW; ++q)
@@ -54,6 +55,7 @@ void Tile(const float* x, int64_t ldx, int64_t k, const W* const* w, float* cons
   const int64_t kv = k / 16 * 16;
   // One prefetch per 64-byte line of each next weight row.
   constexpr int64_t kLine = 64 / static_cast<int64_t>(sizeof(W));
+  constexpr auto kStep = static_cast<int64_t>(MR);
   for (int64_t i = 0; i < kv; i += 16) {
     if (next != nullptr && i % kLine == 0) {
       for (size_t q = 0; q < NW; ++q) {
@@ -63,16 +65,18 @@ void Tile(const float* x, int64_t ldx, int64_t k, const W* const* w, float* cons
     }
     __m512 wv[NW];
     for (size_t q = 0; q < NW; ++q) wv[q] = LoadW(w[q] + i);
+    const float* xs = x + i * kStep;
     for (size_t r = 0; r < MR; ++r) {
-      const __m512 xv = _mm512_loadu_ps(x + static_cast<int64_t>(r) * ldx + i);
+      const __m512 xv = _mm512_load_ps(xs + 16 * r);
       for (size_t q = 0; q < NW; ++q) acc[q][r] = _mm512_fmadd_ps(xv, wv[q], acc[q][r]);
     }
   }
   if (kv < k) {
     __m512 wv[NW];
     for (size_t q = 0; q < NW; ++q) wv[q] = LoadTail(w[q] + kv, k - kv);
+    const float* xs = x + kv * kStep;  // the packed tail: zeros past k
     for (size_t r = 0; r < MR; ++r) {
-      const __m512 xv = LoadTail(x + static_cast<int64_t>(r) * ldx + kv, k - kv);
+      const __m512 xv = _mm512_load_ps(xs + 16 * r);
       for (size_t q = 0; q < NW; ++q) acc[q][r] = _mm512_fmadd_ps(xv, wv[q], acc[q][r]);
     }
   }
@@ -87,10 +91,10 @@ void Tile(const float* x, int64_t ldx, int64_t k, const W* const* w, float* cons
 // other blocks find them in cache.
 template <size_t NW, size_t MaxMR, typename W, size_t... MR>
 void RowsOf(const Args& g, const W* weights, int64_t j0, int64_t j1, std::index_sequence<MR...>) {
-  using TileFn =
-      void (*)(const float*, int64_t, int64_t, const W* const*, float* const*, int64_t, const W*);
+  using TileFn = void (*)(const float*, int64_t, const W* const*, float* const*, int64_t, const W*);
   constexpr TileFn kTiles[] = {Tile<NW, MR + 1, W>...};
   constexpr auto nw = static_cast<int64_t>(NW), block = static_cast<int64_t>(MaxMR);
+  const int64_t block_floats = (g.k + 15) / 16 * 16 * block;  // one packed block of x rows
   for (int64_t j = j0; j < j1; j += nw) {
     const W* w[NW];
     for (int64_t q = 0; q < nw; ++q) w[q] = weights + (j + q < j1 ? j + q : j) * g.k;
@@ -98,7 +102,7 @@ void RowsOf(const Args& g, const W* weights, int64_t j0, int64_t j1, std::index_
       const int64_t mr = g.m - r0 < block ? g.m - r0 : block;
       float* y[NW];
       for (int64_t q = 0; q < nw; ++q) y[q] = j + q < j1 ? g.y + r0 * g.ldy + j + q : nullptr;
-      kTiles[mr - 1](g.x + r0 * g.ldx, g.ldx, g.k, w, y, g.ldy,
+      kTiles[mr - 1](g.x + r0 / block * block_floats, g.k, w, y, g.ldy,
                      r0 == 0 && j + 2 * nw < j1 ? weights + (j + 2 * nw) * g.k : nullptr);
     }
   }
@@ -109,9 +113,11 @@ void RowsOf(const Args& g, const W* weights, int64_t j0, int64_t j1, std::index_
 // of them (24 + 3 + 1), which streams each weight once and loads fewer vectors per FMA. Measured
 // (docs/RESULTS.md, "Third pass on the Intel Xeon host"): +6-10% at 8 rows; at 16 rows
 // two blocks of 8 were slower than four of 4.
+bool EightRowTile(int64_t m) { return m >= 5 && m <= 8; }
+
 template <typename W>
 void Rows(const Args& g, const W* weights, int64_t j0, int64_t j1) {
-  if (g.m >= 5 && g.m <= 8) {
+  if (EightRowTile(g.m)) {
     RowsOf<3, 8>(g, weights, j0, j1, std::make_index_sequence<8>());
   } else {
     RowsOf<4, 4>(g, weights, j0, j1, std::make_index_sequence<4>());
@@ -119,6 +125,8 @@ void Rows(const Args& g, const W* weights, int64_t j0, int64_t j1) {
 }
 
 }  // namespace
+
+XLayout XLayoutAvx512(int64_t m) { return {16, EightRowTile(m) ? 8 : 4}; }
 
 void RowsAvx512(const Args& g, int64_t j0, int64_t j1) {
   if (g.wb != nullptr) {

@@ -6,9 +6,26 @@
 
 namespace dv::small_gemm {
 
+// How a kernel wants the rows of x: in blocks of `block` rows (the last block may have fewer,
+// mr), each block's rows interleaved `lanes` floats at a time -- step s of row r of a block at
+// x[(first + s * mr + r) * lanes], first = b * steps * block for block b, steps = ceil(k / lanes)
+// -- and zeros past k (the lanes a masked load gives 0). The MR vectors one step of a tile reads
+// are then one contiguous run, not MR rows k floats apart: at 8 rows the AVX-512 tile ran at
+// half the speed with rows 4 or 12 KiB apart on AMD Zen 4 (docs/RESULTS.md, "The float 8-row
+// tile with its x rows interleaved").
+struct XLayout {
+  int64_t lanes, block;
+};
+XLayout XLayoutAvx2(int64_t m);
+XLayout XLayoutAvx512(int64_t m);
+
+// Floats PackX writes, and the packing itself (small_gemm.cc; plain code, any ISA).
+int64_t PackedXFloats(int64_t m, int64_t k, XLayout layout);
+void PackX(const float* x, int64_t ldx, int64_t m, int64_t k, XLayout layout, float* packed);
+
 struct Args {
-  const float* x;
-  int64_t ldx, m, k;
+  const float* x;  // packed by PackX with the kernel's XLayout
+  int64_t m, k;
   const float* w;      // fp32 weights, or
   const uint16_t* wb;  // bfloat16 weights (their bits; null when w is used), widened exactly
   int64_t n;
