@@ -171,6 +171,37 @@ TEST_P(SmallGemmTest, OnTheCallingThreadTheSameBits) {
   EXPECT_EQ(y, Multiply(isa, p, 3));
 }
 
+// The kernels read x packed into a per-thread buffer whose last vector of a row is zero past k
+// (an infinity there times a weight lane's 0 would be NaN): a call after one whose x held
+// infinities in those places still gives the documented sums.
+TEST_P(SmallGemmTest, AnEarlierCallsRowsNeverReachATail) {
+  const SmallGemmIsa isa = GetParam();
+  for (int64_t m : {1, 4, 8, 16}) {
+    Problem wide = MakeProblem(m, 64, 3, 40);
+    for (float& v : wide.x) v = std::numeric_limits<float>::infinity();
+    SmallGemmXWtHere(isa, wide.x.data(), wide.ldx, m, wide.k, wide.w.data(), wide.n,
+                     std::vector<float>(static_cast<size_t>(m * wide.ldy)).data(), wide.ldy);
+    (void)Multiply(isa, wide, 1);
+    for (int64_t k : {1, 17, 33}) {
+      const Problem p = MakeProblem(m, k, 5, 41);
+      std::vector<float> here(static_cast<size_t>(m * p.ldy));
+      SmallGemmXWtHere(isa, p.x.data(), p.ldx, m, k, p.w.data(), p.n, here.data(), p.ldy);
+      const std::vector<float> pooled = Multiply(isa, p, 1);
+      for (int64_t r = 0; r < m; ++r) {
+        for (int64_t j = 0; j < p.n; ++j) {
+          const float want =
+              DocumentedDot(p.x.data() + r * p.ldx, p.w.data() + j * k, k, Lanes(isa));
+          const auto at = static_cast<size_t>(r * p.ldy + j);
+          ASSERT_EQ(std::bit_cast<uint32_t>(here[at]), std::bit_cast<uint32_t>(want))
+              << "m " << m << " k " << k << " at (" << r << ", " << j << ")";
+          ASSERT_EQ(std::bit_cast<uint32_t>(pooled[at]), std::bit_cast<uint32_t>(want))
+              << "m " << m << " k " << k << " at (" << r << ", " << j << "), pool";
+        }
+      }
+    }
+  }
+}
+
 TEST_P(SmallGemmTest, VecMatIsTheDocumentedSum) {
   // o[c] = sum_j p[j] v[j, c]: fused multiply-adds from 0 in increasing j, for every width
   // around the kernels' vector and register-block sizes, rows of v with padding.
