@@ -74,16 +74,14 @@ void Rows(SmallGemmIsa isa, const small_gemm::Args& g, int64_t j0, int64_t j1) {
 namespace small_gemm {
 
 int64_t PackedXFloats(int64_t m, int64_t k, XLayout layout) {
-  const int64_t steps = (k + layout.lanes - 1) / layout.lanes;
-  const int64_t blocks = (m + layout.block - 1) / layout.block;
-  return blocks * steps * layout.block * layout.lanes;
+  return (m + layout.block - 1) / layout.block * PackedBlockFloats(k, layout);
 }
 
 void PackX(const float* x, int64_t ldx, int64_t m, int64_t k, XLayout layout, float* packed) {
   const int64_t lanes = layout.lanes, steps = (k + lanes - 1) / lanes;
   for (int64_t r0 = 0; r0 < m; r0 += layout.block) {
     const int64_t mr = std::min(layout.block, m - r0);
-    float* block = packed + r0 / layout.block * steps * layout.block * lanes;
+    float* block = packed + r0 / layout.block * PackedBlockFloats(k, layout);
     for (int64_t s = 0; s < steps; ++s) {
       const int64_t i = s * lanes, count = std::min(lanes, k - i);
       for (int64_t r = 0; r < mr; ++r) {

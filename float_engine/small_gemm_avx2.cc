@@ -86,7 +86,7 @@ void Rows(const Args& g, const W* weights, int64_t j0, int64_t j1) {
   using PairFn =
       void (*)(const float*, int64_t, const W*, const W*, float*, float*, int64_t, const W*);
   constexpr PairFn kPairs[kBlock] = {Pair<1, W>, Pair<2, W>, Pair<3, W>, Pair<4, W>};
-  const int64_t block_floats = (g.k + 7) / 8 * 8 * kBlock;  // one packed block of x rows
+  const int64_t block_floats = PackedBlockFloats(g.k, XLayoutAvx2(g.m));
   for (int64_t j = j0; j < j1; j += 2) {
     const W* a = weights + j * g.k;
     const bool two = j + 1 < j1;

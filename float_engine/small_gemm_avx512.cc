@@ -94,7 +94,7 @@ void RowsOf(const Args& g, const W* weights, int64_t j0, int64_t j1, std::index_
   using TileFn = void (*)(const float*, int64_t, const W* const*, float* const*, int64_t, const W*);
   constexpr TileFn kTiles[] = {Tile<NW, MR + 1, W>...};
   constexpr auto nw = static_cast<int64_t>(NW), block = static_cast<int64_t>(MaxMR);
-  const int64_t block_floats = (g.k + 15) / 16 * 16 * block;  // one packed block of x rows
+  const int64_t block_floats = PackedBlockFloats(g.k, XLayoutAvx512(g.m));
   for (int64_t j = j0; j < j1; j += nw) {
     const W* w[NW];
     for (int64_t q = 0; q < nw; ++q) w[q] = weights + (j + q < j1 ? j + q : j) * g.k;

@@ -10,12 +10,16 @@ namespace dv::small_gemm {
 // mr), each block's rows interleaved `lanes` floats at a time -- step s of row r of a block at
 // x[(first + s * mr + r) * lanes], first = b * steps * block for block b, steps = ceil(k / lanes)
 // -- and zeros past k (the lanes a masked load gives 0). The MR vectors one step of a tile reads
-// are then one contiguous run, not MR rows k floats apart: at 8 rows the AVX-512 tile ran at
-// half the speed with rows 4 or 12 KiB apart on AMD Zen 4 (docs/RESULTS.md, "The float 8-row
+// are then one contiguous run, not MR rows k floats apart: with rows 4 or 12 KiB apart the
+// AVX-512 8-row tile streamed 1.4-1.7x slower on AMD Zen 4 (docs/RESULTS.md, "The float 8-row
 // tile with its x rows interleaved").
 struct XLayout {
   int64_t lanes, block;
 };
+// Floats from one packed block of rows to the next (the kernels' and the packer's one formula).
+inline int64_t PackedBlockFloats(int64_t k, XLayout layout) {
+  return (k + layout.lanes - 1) / layout.lanes * layout.lanes * layout.block;
+}
 XLayout XLayoutAvx2(int64_t m);
 XLayout XLayoutAvx512(int64_t m);
 
