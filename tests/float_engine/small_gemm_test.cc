@@ -179,13 +179,18 @@ TEST_P(SmallGemmTest, AnEarlierCallsRowsNeverReachATail) {
   for (int64_t m : {1, 4, 8, 16}) {
     Problem wide = MakeProblem(m, 64, 3, 40);
     for (float& v : wide.x) v = std::numeric_limits<float>::infinity();
-    SmallGemmXWtHere(isa, wide.x.data(), wide.ldx, m, wide.k, wide.w.data(), wide.n,
-                     std::vector<float>(static_cast<size_t>(m * wide.ldy)).data(), wide.ldy);
-    (void)Multiply(isa, wide, 1);
+    // Fills the calling thread's packed rows with infinities (the pool's calls pack there too).
+    const auto poison = [&] {
+      std::vector<float> unused(static_cast<size_t>(m * wide.ldy));
+      SmallGemmXWtHere(isa, wide.x.data(), wide.ldx, m, wide.k, wide.w.data(), wide.n,
+                       unused.data(), wide.ldy);
+    };
     for (int64_t k : {1, 17, 33}) {
       const Problem p = MakeProblem(m, k, 5, 41);
       std::vector<float> here(static_cast<size_t>(m * p.ldy));
+      poison();
       SmallGemmXWtHere(isa, p.x.data(), p.ldx, m, k, p.w.data(), p.n, here.data(), p.ldy);
+      poison();
       const std::vector<float> pooled = Multiply(isa, p, 1);
       for (int64_t r = 0; r < m; ++r) {
         for (int64_t j = 0; j < p.n; ++j) {
